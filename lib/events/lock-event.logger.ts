@@ -1,0 +1,42 @@
+import { Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
+import { LockEvents } from './lock-events.js';
+
+/**
+ * Structured log lines for every lease event through Nest's logger: routine events at debug level, trouble
+ * at warn. Tokens appear only as digests.
+ */
+@Injectable()
+export class LockEventLogger implements OnModuleDestroy {
+  private readonly logger = new Logger('DistributedLock');
+  private readonly unsubscribe: Array<() => void>;
+
+  constructor(events: LockEvents) {
+    this.unsubscribe = [
+      events.on('acquired', (e) =>
+        this.logger.debug(`acquired key=${e.key} fencing=${e.fencingToken} token=${e.tokenDigest} waitedMs=${e.waitedMs}`),
+      ),
+      events.on('released', (e) =>
+        this.logger.debug(`released key=${e.key} fencing=${e.fencingToken} token=${e.tokenDigest} heldMs=${e.heldMs}`),
+      ),
+      events.on('renewed', (e) => this.logger.verbose(`renewed key=${e.key} fencing=${e.fencingToken} token=${e.tokenDigest}`)),
+      events.on('contention', (e) => this.logger.debug(`contention key=${e.key} holderTtlMs=${e.holderTtlMs}`)),
+      events.on('renew-failed', (e) =>
+        this.logger.warn(`renew failed key=${e.key} token=${e.tokenDigest}: ${describe(e.error)}`),
+      ),
+      events.on('lost', (e) =>
+        this.logger.warn(`LEASE LOST key=${e.key} fencing=${e.fencingToken} token=${e.tokenDigest} reason=${e.reason}`),
+      ),
+      events.on('release-failed', (e) =>
+        this.logger.warn(`release failed key=${e.key} token=${e.tokenDigest}: ${describe(e.error)}`),
+      ),
+    ];
+  }
+
+  onModuleDestroy(): void {
+    for (const unsubscribe of this.unsubscribe) unsubscribe();
+  }
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,23 @@
+export { DistributedLockModule, LockModule } from './module/distributed-lock.module.js';
+export type { LockModuleOptions, LockStoreKind } from './module/lock-module-options.interface.js';
+export { LockService, type AcquireOptions } from './lease/lock.service.js';
+export { Lease } from './lease/lease.js';
+export { LockStore, InjectLockStore } from './lock.constants.js';
+export type { AcquireResult, HeldLock, LockDenied, LockGranted, RenewRequest } from './stores/lock-store.interface.js';
+export { MemoryLockStore } from './stores/memory/memory-lock.store.js';
+export { RedisLockStore, type RedisLockStoreOptions } from './stores/redis/redis-lock.store.js';
+export type { RedisConnectionOption } from './stores/redis/redis-client.factory.js';
+export { MAX_LOCK_KEY_BYTES } from './keys/lock-key.js';
+export {
+  LockEvents,
+  type LockEventMap,
+  type LockEventName,
+  type LockAcquiredEvent,
+  type LockReleasedEvent,
+  type LockRenewedEvent,
+  type LockRenewFailedEvent,
+  type LockLostEvent,
+  type LockReleaseFailedEvent,
+  type LockContentionEvent,
+} from './events/lock-events.js';
+export * from './errors/index.js';

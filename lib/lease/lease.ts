@@ -1,0 +1,171 @@
+import { LeaseLostError, type LeaseLostReason } from '../errors/lease-lost.error.js';
+import { LeaseReleasedError } from '../errors/lease-released.error.js';
+import { durationOption } from '../module/resolve-lock-options.js';
+import type { LockEvents } from '../events/lock-events.js';
+import { tokenDigest } from '../events/token-digest.js';
+import type { LockStore } from '../stores/lock-store.interface.js';
+import type { LeaseWatchdog } from '../watchdog/lease.watchdog.js';
+import type { WatchedLease } from '../watchdog/watched-lease.interface.js';
+
+/** The services a lease reports to; supplied by the LockService that granted it. */
+export interface LeaseHost {
+  readonly store: LockStore;
+  readonly watchdog: LeaseWatchdog;
+  readonly events: LockEvents;
+  settled(lease: Lease): void;
+}
+
+/** @internal Everything the store's grant decided. */
+export interface LeaseGrant {
+  readonly key: string;
+  readonly token: string;
+  readonly fencingToken: number;
+  readonly leaseMs: number;
+  readonly renewIntervalMs: number;
+  readonly minHoldMs: number;
+  readonly autoRenew: boolean;
+  /** When the granting call was sent: the store's TTL started no earlier. */
+  readonly sentAt: number;
+}
+
+type LeaseState = 'held' | 'releasing' | 'released' | 'lost';
+
+/**
+ * A held lock. `fencingToken` goes with every write the lock protects; `signal` aborts with a
+ * `LeaseLostError` the moment the library learns the lease is gone. `await using` releases it.
+ */
+export class Lease implements AsyncDisposable, WatchedLease {
+  /** The lock key, without the module's prefix. */
+  readonly key: string;
+  /** Strictly greater than every earlier grant's token for this key: pass it to the resource you write. */
+  readonly fencingToken: number;
+  /** Aborted, with a `LeaseLostError` as reason, when the lease is lost. Not aborted by a normal release. */
+  readonly signal: AbortSignal;
+  /** @internal */
+  readonly token: string;
+  /** @internal */
+  readonly tokenDigest: string;
+  /** @internal */
+  readonly renewIntervalMs: number;
+  /** @internal */
+  readonly autoRenew: boolean;
+  /** @internal */
+  leaseMs: number;
+  private readonly abort = new AbortController();
+  private readonly grantedAt = Date.now();
+  private readonly minHoldMs: number;
+  private localExpiry: number;
+  private state: LeaseState = 'held';
+  private releasing?: Promise<void>;
+
+  /** @internal Created by LockService only. */
+  constructor(
+    private readonly host: LeaseHost,
+    grant: LeaseGrant,
+  ) {
+    this.key = grant.key;
+    this.token = grant.token;
+    this.tokenDigest = tokenDigest(grant.token);
+    this.fencingToken = grant.fencingToken;
+    this.leaseMs = grant.leaseMs;
+    this.renewIntervalMs = grant.renewIntervalMs;
+    this.minHoldMs = grant.minHoldMs;
+    this.autoRenew = grant.autoRenew;
+    this.localExpiry = grant.sentAt + grant.leaseMs;
+    this.signal = this.abort.signal;
+    host.watchdog.watch(this, grant.sentAt);
+  }
+
+  /** Local view of when the lease expires (epoch ms) unless renewed: the last renewal's send time + lease. */
+  get expiresAt(): number {
+    return this.localExpiry;
+  }
+
+  /** True until the lease is released or lost. */
+  get held(): boolean {
+    return this.state === 'held';
+  }
+
+  /**
+   * Sets the lease to `ms` from now (default: its current length); later renewals keep that length.
+   * Rejects with `LeaseLostError` if the key is no longer ours.
+   */
+  async extend(ms: number = this.leaseMs): Promise<void> {
+    const leaseMs = durationOption('leaseMs', ms, 10);
+    if (this.state === 'lost') throw this.signal.reason;
+    if (this.state !== 'held') throw new LeaseReleasedError(`Lease on "${this.key}" was already released; it cannot be extended.`);
+    const sentAt = Date.now();
+    const [renewed] = await this.host.store.renew([{ key: this.key, token: this.token, leaseMs }]);
+    if (!renewed) {
+      this.onLost('rejected');
+      throw this.signal.reason;
+    }
+    if (this.state !== 'held') return;
+    this.leaseMs = leaseMs;
+    this.localExpiry = sentAt + leaseMs;
+    this.host.watchdog.watch(this, sentAt);
+  }
+
+  /**
+   * Gives the key back (token-checked; with `minHoldMs` the key is kept until that much time has passed
+   * since the grant). Idempotent. Rejects only when the store cannot be reached; a lease that turns out to
+   * be gone already resolves, with `signal` aborted.
+   */
+  release(): Promise<void> {
+    this.releasing ??= this.releaseOnce();
+    return this.releasing;
+  }
+
+  /** `await using` support: releases, and reports a failure through events instead of throwing. */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.release().catch(() => undefined);
+  }
+
+  /** @internal */
+  onRenewed(sentAt: number): void {
+    this.localExpiry = sentAt + this.leaseMs;
+    this.host.events.emit('renewed', { ...this.describe(), expiresAt: this.localExpiry });
+  }
+
+  /** @internal */
+  onRenewFailed(error: unknown): void {
+    this.host.events.emit('renew-failed', { ...this.describe(), error });
+  }
+
+  /** @internal */
+  onLost(reason: LeaseLostReason): void {
+    if (this.state === 'released' || this.state === 'lost') return;
+    this.state = 'lost';
+    this.host.watchdog.unwatch(this);
+    this.host.settled(this);
+    this.host.events.emit('lost', { ...this.describe(), reason });
+    // A renewal that got through after we gave up would keep the key: hand it back (token-checked).
+    if (reason === 'expired') this.host.store.release(this.key, this.token, 0).catch(() => undefined);
+    this.abort.abort(new LeaseLostError(this.key, reason));
+  }
+
+  private async releaseOnce(): Promise<void> {
+    this.host.watchdog.unwatch(this);
+    if (this.state !== 'held') return;
+    this.state = 'releasing';
+    const keptMs = Math.max(0, this.minHoldMs - (Date.now() - this.grantedAt));
+    let released: boolean;
+    try {
+      released = await this.host.store.release(this.key, this.token, keptMs);
+    } catch (error) {
+      this.state = 'released';
+      this.host.settled(this);
+      this.host.events.emit('release-failed', { ...this.describe(), error });
+      throw error;
+    }
+    if (!released) return this.onLost('rejected');
+    if (this.state !== 'releasing') return;
+    this.state = 'released';
+    this.host.settled(this);
+    this.host.events.emit('released', { ...this.describe(), heldMs: Date.now() - this.grantedAt, keptMs });
+  }
+
+  private describe(): { key: string; fencingToken: number; tokenDigest: string } {
+    return { key: this.key, fencingToken: this.fencingToken, tokenDigest: this.tokenDigest };
+  }
+}

@@ -1,0 +1,160 @@
+import { randomBytes } from 'node:crypto';
+import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
+import { LeaseLostError } from '../errors/lease-lost.error.js';
+import { LockNotAcquiredError } from '../errors/lock-not-acquired.error.js';
+import { LockReentryError } from '../errors/lock-reentry.error.js';
+import { LockEvents } from '../events/lock-events.js';
+import { assertLockKey } from '../keys/lock-key.js';
+import { RESOLVED_LOCK_OPTIONS } from '../lock.internal-constants.js';
+import type { ResolvedLockOptions } from '../module/lock-module-options.interface.js';
+import { durationOption } from '../module/resolve-lock-options.js';
+import { InjectLockStore, type LockStore } from '../stores/lock-store.interface.js';
+import { LeaseWatchdog } from '../watchdog/lease.watchdog.js';
+import { acquireWithin } from './acquire-waiter.js';
+import { LeaseContext } from './lease-context.js';
+import { Lease, type LeaseHost } from './lease.js';
+
+/** Per-call options; unset values come from the module options. */
+export interface AcquireOptions {
+  /** @default module `leaseMs` (30000) */
+  leaseMs?: number;
+  /** 0 = one attempt. @default module `waitMs` (5000) */
+  waitMs?: number;
+  /**
+   * Keep the key at least this long after the grant, even if released earlier (cron de-duplication).
+   * @default 0
+   */
+  minHoldMs?: number;
+  /**
+   * Renew the lease in the background while it is held. Without it, only `extend()` keeps it alive.
+   * @default true
+   */
+  autoRenew?: boolean;
+  /** Stops waiting; an attempt that succeeds after the abort is released at once. */
+  signal?: AbortSignal;
+  /**
+   * In `withLock` (and locked methods): if this call chain already holds the key, run inside that lease
+   * instead of failing with `LockReentryError`. The lease is released when the outermost scope ends.
+   * @default false
+   */
+  reentrant?: boolean;
+}
+
+/**
+ * Takes and releases cluster-wide leases. One instance per application: it owns the application's watchdog
+ * and, on shutdown, releases whatever is still held and closes the store.
+ */
+@Injectable()
+export class LockService implements OnApplicationShutdown {
+  private readonly held = new Set<Lease>();
+  private readonly context = new LeaseContext();
+  private readonly host: LeaseHost;
+
+  constructor(
+    @Inject(RESOLVED_LOCK_OPTIONS) private readonly options: ResolvedLockOptions,
+    @InjectLockStore() private readonly store: LockStore,
+    private readonly watchdog: LeaseWatchdog,
+    private readonly events: LockEvents,
+  ) {
+    this.host = { store, watchdog, events, settled: (lease) => this.held.delete(lease) };
+  }
+
+  /** Waits up to `waitMs` for the key; throws `LockNotAcquiredError` if it stays taken. */
+  async acquire(key: string, options: AcquireOptions = {}): Promise<Lease> {
+    const startedAt = Date.now();
+    const lease = await this.take(key, options, options.waitMs ?? this.options.waitMs);
+    if (!lease) throw new LockNotAcquiredError(key, Date.now() - startedAt);
+    return lease;
+  }
+
+  /** One attempt: the lease, or null if the key is taken. */
+  tryAcquire(key: string, options: Omit<AcquireOptions, 'waitMs'> = {}): Promise<Lease | null> {
+    return this.take(key, options, 0);
+  }
+
+  /**
+   * Runs `fn` under the lock and always releases. A business error from `fn` is rethrown unchanged; if the
+   * lease was lost meanwhile, the call fails with `LeaseLostError` (with `fn`'s error, if any, as cause).
+   */
+  withLock<T>(key: string, fn: (lease: Lease) => Promise<T> | T): Promise<T>;
+  withLock<T>(key: string, options: AcquireOptions, fn: (lease: Lease) => Promise<T> | T): Promise<T>;
+  async withLock<T>(
+    key: string,
+    optionsOrFn: AcquireOptions | ((lease: Lease) => Promise<T> | T),
+    maybeFn?: (lease: Lease) => Promise<T> | T,
+  ): Promise<T> {
+    const [options, fn] = typeof optionsOrFn === 'function' ? [{}, optionsOrFn] : [optionsOrFn, maybeFn!];
+    const holder = this.context.holding(key);
+    if (holder && options.reentrant) return this.context.join(holder, async () => fn(holder.lease));
+    const lease = await this.acquire(key, options);
+    let outcome: { ok: true; value: T } | { ok: false; error: unknown };
+    try {
+      outcome = { ok: true, value: await this.context.run(lease, () => fn(lease)) };
+    } catch (error) {
+      outcome = { ok: false, error };
+    }
+    // A failed release is reported through the 'release-failed' event; the key expires on its own.
+    await lease.release().catch(() => undefined);
+    if (lease.signal.aborted) {
+      const lost = lease.signal.reason as LeaseLostError;
+      throw new LeaseLostError(key, lost.reason, outcome.ok ? undefined : { cause: outcome.error });
+    }
+    if (!outcome.ok) throw outcome.error;
+    return outcome.value;
+  }
+
+  /** The innermost lease held by the current async call chain (inside `withLock` or a locked method). */
+  current(): Lease | undefined {
+    return this.context.current();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.watchdog.stop();
+    await Promise.allSettled([...this.held].map((lease) => lease.release()));
+    await this.store.close();
+  }
+
+  private async take(key: string, options: AcquireOptions, waitMs: number): Promise<Lease | null> {
+    assertLockKey(key);
+    if (this.context.holding(key)) throw new LockReentryError(key);
+    const leaseMs = durationOption('leaseMs', options.leaseMs ?? this.options.leaseMs, 10);
+    const minHoldMs = durationOption('minHoldMs', options.minHoldMs ?? 0, 0);
+    durationOption('waitMs', waitMs, 0);
+    options.signal?.throwIfAborted();
+    const token = randomBytes(16).toString('base64url');
+    const startedAt = Date.now();
+    const { granted, attempts, lastSentAt } = await acquireWithin({
+      waitMs,
+      retryMinDelayMs: this.options.retryMinDelayMs,
+      retryMaxDelayMs: this.options.retryMaxDelayMs,
+      signal: options.signal,
+      attempt: () => this.store.acquire(key, token, leaseMs, this.options.holder),
+      subscribe: (listener) => this.store.onRelease(key, listener),
+      onContention: (holderTtlMs) => this.events.emit('contention', { key, holderTtlMs }),
+    });
+    if (!granted) return null;
+    const lease = new Lease(this.host, {
+      key,
+      token,
+      fencingToken: granted.fencingToken,
+      leaseMs,
+      renewIntervalMs: Math.max(1, Math.floor(Math.min(this.options.renewIntervalMs ?? leaseMs / 3, leaseMs / 2))),
+      minHoldMs,
+      autoRenew: options.autoRenew ?? true,
+      sentAt: lastSentAt,
+    });
+    this.held.add(lease);
+    if (options.signal?.aborted) {
+      await lease.release().catch(() => undefined);
+      options.signal.throwIfAborted();
+    }
+    this.events.emit('acquired', {
+      key,
+      fencingToken: lease.fencingToken,
+      tokenDigest: lease.tokenDigest,
+      waitedMs: Date.now() - startedAt,
+      attempts,
+    });
+    return lease;
+  }
+}

@@ -1,0 +1,1 @@
+export { LockStore, InjectLockStore } from './stores/lock-store.interface.js';

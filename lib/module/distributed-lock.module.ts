@@ -1,0 +1,36 @@
+import { Module } from '@nestjs/common';
+import { LockEventLogger } from '../events/lock-event.logger.js';
+import { LockEvents } from '../events/lock-events.js';
+import { LockService } from '../lease/lock.service.js';
+import { RESOLVED_LOCK_OPTIONS } from '../lock.internal-constants.js';
+import { LockStore } from '../stores/lock-store.interface.js';
+import { LeaseWatchdog } from '../watchdog/lease.watchdog.js';
+import { ConfigurableLockModule, LOCK_MODULE_OPTIONS } from './lock-module.definition.js';
+import type { LockModuleOptions } from './lock-module-options.interface.js';
+import { lockStoreProvider } from './lock-store.provider.js';
+import { resolveLockOptions } from './resolve-lock-options.js';
+
+/**
+ * Cluster-wide locks for a Nest application: `DistributedLockModule.forRoot({ redis })` or
+ * `.forRootAsync({ inject, useFactory })`, with `isGlobal` to skip importing it in every feature module.
+ * Options are validated while the application starts.
+ */
+@Module({
+  providers: [
+    {
+      provide: RESOLVED_LOCK_OPTIONS,
+      inject: [LOCK_MODULE_OPTIONS],
+      useFactory: (options: LockModuleOptions) => resolveLockOptions(options),
+    },
+    lockStoreProvider,
+    LockEvents,
+    LockEventLogger,
+    LeaseWatchdog,
+    LockService,
+  ],
+  exports: [LockService, LockEvents, LockStore],
+})
+export class DistributedLockModule extends ConfigurableLockModule {}
+
+/** The same module under its short name. */
+export { DistributedLockModule as LockModule };

@@ -1,0 +1,72 @@
+import type { RedisConnectionOption } from '../stores/redis/redis-client.factory.js';
+
+/** Which lease store backs the module. */
+export type LockStoreKind = 'redis' | 'memory';
+
+/** Options of `DistributedLockModule.forRoot` / `forRootAsync`. Durations are milliseconds. */
+export interface LockModuleOptions {
+  /**
+   * Where the locks live: a URL (`redis://`, `rediss://` for TLS, user and password for ACL), ioredis
+   * options, or an ioredis `Redis`/`Cluster` instance to reuse (the module then never closes it).
+   * Required when `store` is `'redis'`, so a missing environment variable fails at startup instead of
+   * silently locking on localhost.
+   */
+  redis?: RedisConnectionOption;
+  /**
+   * `'memory'` keeps leases in this process only: for unit tests and single-instance apps.
+   * @default 'redis'
+   */
+  store?: LockStoreKind;
+  /**
+   * Prepended to every lock key in Redis. Must not contain `{` or `}`: hash tags come from the keys.
+   * @default 'lock:'
+   */
+  keyPrefix?: string;
+  /**
+   * Lease length: how long a crashed holder can block others. Renewed while the holder is alive.
+   * @default 30000
+   */
+  leaseMs?: number;
+  /**
+   * How long `acquire` waits for a held key before throwing `LockNotAcquiredError`; 0 means one attempt.
+   * @default 5000
+   */
+  waitMs?: number;
+  /**
+   * How often the watchdog renews a held lease. Capped at half the lease of each acquisition.
+   * @default leaseMs / 3
+   */
+  renewIntervalMs?: number;
+  /**
+   * How long one store command may take before its outcome counts as unknown (and is cleaned up).
+   * @default 2000
+   */
+  commandTimeoutMs?: number;
+  /**
+   * Fallback retry delays while waiting, used in case a release notification is missed: exponential from
+   * `retryMinDelayMs` to `retryMaxDelayMs`, with full jitter. Waiters are normally woken by the release.
+   * @default 10
+   */
+  retryMinDelayMs?: number;
+  /** @default 1000 */
+  retryMaxDelayMs?: number;
+  /**
+   * Names this instance as holder in the store, for the runbook's listing.
+   * @default `${hostname}:${pid}`
+   */
+  holder?: string;
+}
+
+/** {@link LockModuleOptions} after defaults and validation. */
+export interface ResolvedLockOptions {
+  readonly redis: RedisConnectionOption | undefined;
+  readonly store: LockStoreKind;
+  readonly keyPrefix: string;
+  readonly leaseMs: number;
+  readonly waitMs: number;
+  readonly renewIntervalMs: number | undefined;
+  readonly commandTimeoutMs: number;
+  readonly retryMinDelayMs: number;
+  readonly retryMaxDelayMs: number;
+  readonly holder: string;
+}

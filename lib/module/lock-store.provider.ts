@@ -1,0 +1,20 @@
+import type { FactoryProvider } from '@nestjs/common';
+import { RESOLVED_LOCK_OPTIONS } from '../lock.internal-constants.js';
+import { MemoryLockStore } from '../stores/memory/memory-lock.store.js';
+import { LockStore } from '../stores/lock-store.interface.js';
+import { createRedisConnection } from '../stores/redis/redis-client.factory.js';
+import { RedisLockStore } from '../stores/redis/redis-lock.store.js';
+import type { ResolvedLockOptions } from './lock-module-options.interface.js';
+
+/** Builds the store the options ask for; LockService closes it on shutdown. */
+export const lockStoreProvider: FactoryProvider<LockStore> = {
+  provide: LockStore,
+  inject: [RESOLVED_LOCK_OPTIONS],
+  useFactory: (options: ResolvedLockOptions): LockStore =>
+    options.store === 'memory'
+      ? new MemoryLockStore()
+      : new RedisLockStore(createRedisConnection(options.redis!), {
+          keyPrefix: options.keyPrefix,
+          commandTimeoutMs: options.commandTimeoutMs,
+        }),
+};

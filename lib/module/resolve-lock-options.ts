@@ -1,0 +1,84 @@
+import { LockConfigError } from '../errors/lock-config.error.js';
+import { isRedisClient } from '../stores/redis/redis-client.factory.js';
+import { LOCK_MODULE_DEFAULTS } from './lock-module-options.defaults.js';
+import type { LockModuleOptions, ResolvedLockOptions } from './lock-module-options.interface.js';
+
+/** setTimeout's ceiling; longer durations would fire at once. */
+const MAX_DURATION_MS = 2_147_483_647;
+
+const KNOWN_OPTIONS = new Set<string>([
+  'redis',
+  'store',
+  'keyPrefix',
+  'leaseMs',
+  'waitMs',
+  'renewIntervalMs',
+  'commandTimeoutMs',
+  'retryMinDelayMs',
+  'retryMaxDelayMs',
+  'holder',
+  'isGlobal',
+]);
+
+/** Validates module options once, at startup, into the single resolved shape the rest of the code uses. */
+export function resolveLockOptions(options: LockModuleOptions | undefined): ResolvedLockOptions {
+  if (options === null || typeof options !== 'object') {
+    throw new LockConfigError('options', options, 'an options object');
+  }
+  for (const name of Object.keys(options)) {
+    if (!KNOWN_OPTIONS.has(name)) throw new LockConfigError(name, (options as Record<string, unknown>)[name], 'no such option (typo?)');
+  }
+  const store = options.store ?? LOCK_MODULE_DEFAULTS.store;
+  if (store !== 'redis' && store !== 'memory') throw new LockConfigError('store', store, `'redis' or 'memory'`);
+  if (store === 'redis') assertRedisOption(options.redis);
+
+  const keyPrefix = options.keyPrefix ?? LOCK_MODULE_DEFAULTS.keyPrefix;
+  // eslint-disable-next-line no-control-regex
+  if (typeof keyPrefix !== 'string' || keyPrefix.length > 128 || /[{}\u0000-\u001f\u007f]/.test(keyPrefix)) {
+    throw new LockConfigError('keyPrefix', keyPrefix, 'a string of at most 128 characters without braces or control characters');
+  }
+  const leaseMs = durationOption('leaseMs', options.leaseMs ?? LOCK_MODULE_DEFAULTS.leaseMs, 10);
+  const renewIntervalMs =
+    options.renewIntervalMs === undefined ? undefined : durationOption('renewIntervalMs', options.renewIntervalMs, 1);
+  if (renewIntervalMs !== undefined && renewIntervalMs >= leaseMs) {
+    throw new LockConfigError('renewIntervalMs', renewIntervalMs, `less than leaseMs (${leaseMs})`);
+  }
+  const retryMinDelayMs = durationOption('retryMinDelayMs', options.retryMinDelayMs ?? LOCK_MODULE_DEFAULTS.retryMinDelayMs, 1);
+  const retryMaxDelayMs = durationOption('retryMaxDelayMs', options.retryMaxDelayMs ?? LOCK_MODULE_DEFAULTS.retryMaxDelayMs, 1);
+  if (retryMaxDelayMs < retryMinDelayMs) {
+    throw new LockConfigError('retryMaxDelayMs', retryMaxDelayMs, `at least retryMinDelayMs (${retryMinDelayMs})`);
+  }
+  const holder = options.holder ?? LOCK_MODULE_DEFAULTS.holder();
+  if (typeof holder !== 'string' || holder.length === 0 || holder.length > 256) {
+    throw new LockConfigError('holder', holder, 'a non-empty string of at most 256 characters');
+  }
+  return {
+    redis: options.redis,
+    store,
+    keyPrefix,
+    leaseMs,
+    waitMs: durationOption('waitMs', options.waitMs ?? LOCK_MODULE_DEFAULTS.waitMs, 0),
+    renewIntervalMs,
+    commandTimeoutMs: durationOption('commandTimeoutMs', options.commandTimeoutMs ?? LOCK_MODULE_DEFAULTS.commandTimeoutMs, 1),
+    retryMinDelayMs,
+    retryMaxDelayMs,
+    holder,
+  };
+}
+
+/** Checks one duration; also used for per-call overrides so they fail the same way. */
+export function durationOption(name: string, value: unknown, min: number): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > MAX_DURATION_MS) {
+    throw new LockConfigError(name, value, `a whole number of milliseconds from ${min} to ${MAX_DURATION_MS}`);
+  }
+  return value;
+}
+
+function assertRedisOption(redis: unknown): void {
+  if (typeof redis === 'string') {
+    if (/^rediss?:\/\//.test(redis)) return;
+    throw new LockConfigError('redis', redis, 'a redis:// or rediss:// URL');
+  }
+  if (isRedisClient(redis) || (typeof redis === 'object' && redis !== null && !Array.isArray(redis))) return;
+  throw new LockConfigError('redis', redis, "a Redis URL, ioredis options or an ioredis client (required when store is 'redis')");
+}

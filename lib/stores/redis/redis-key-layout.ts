@@ -1,0 +1,52 @@
+import calculateSlot from 'cluster-key-slot';
+
+const HASH_SLOTS = 16384;
+let slotTags: string[] | undefined;
+
+/**
+ * For every Redis Cluster hash slot, a short string whose CRC16 lands in that slot. Built once (about 170k
+ * CRCs, a few milliseconds) the first time a fencing counter key is needed; it is fixed data, not state.
+ */
+function slotTag(slot: number): string {
+  if (!slotTags) {
+    const tags = new Array<string>(HASH_SLOTS);
+    for (let i = 0, filled = 0; filled < HASH_SLOTS; i++) {
+      const candidate = i.toString(36);
+      const candidateSlot = calculateSlot(candidate);
+      if (tags[candidateSlot] === undefined) {
+        tags[candidateSlot] = candidate;
+        filled++;
+      }
+    }
+    slotTags = tags;
+  }
+  return slotTags[slot]!;
+}
+
+/**
+ * Where each Redis key of a lock lives.
+ *
+ * Fencing counters are kept per hash slot, not per lock key: a script may only touch keys of one slot, and
+ * a per-key counter would leave one key behind forever for every lock key ever used. With one counter per
+ * slot (at most 16384 per prefix) memory stays bounded however many distinct keys are locked, and a given
+ * lock key always reads the same counter, so its tokens still strictly increase.
+ */
+export class RedisKeyLayout {
+  constructor(private readonly prefix: string) {}
+
+  lockKey(key: string): string {
+    return this.prefix + key;
+  }
+
+  fenceKey(lockKey: string): string {
+    return `${this.prefix}#fence:{${slotTag(calculateSlot(lockKey))}}`;
+  }
+
+  releaseChannel(key: string): string {
+    return `${this.prefix}#released:${key}`;
+  }
+
+  slotOf(lockKey: string): number {
+    return calculateSlot(lockKey);
+  }
+}

@@ -1,0 +1,133 @@
+import { LockStoreUnavailableError } from '../../errors/lock-store-unavailable.error.js';
+import type { AcquireResult, HeldLock, LockStore, RenewRequest } from '../lock-store.interface.js';
+import type { RedisConnection } from './redis-client.factory.js';
+import { RedisKeyLayout } from './redis-key-layout.js';
+import { ReleaseChannel } from './release-channel.js';
+import { acquireScript } from './scripts/acquire.script.js';
+import { inspectScript } from './scripts/inspect.script.js';
+import { releaseScript } from './scripts/release.script.js';
+import { renewManyScript, type RenewEntry } from './scripts/renew-many.script.js';
+
+export interface RedisLockStoreOptions {
+  readonly keyPrefix: string;
+  /** How long one command may take before its outcome counts as unknown. */
+  readonly commandTimeoutMs: number;
+}
+
+/** Keeps one renew call's argument list well below Redis' limits and its run time short. */
+const MAX_RENEW_BATCH = 1000;
+
+/** The lease protocol on Redis: one shared command connection, one lazily opened subscriber. */
+export class RedisLockStore implements LockStore {
+  private readonly layout: RedisKeyLayout;
+  private readonly channel: ReleaseChannel;
+
+  constructor(
+    private readonly connection: RedisConnection,
+    private readonly options: RedisLockStoreOptions,
+  ) {
+    this.layout = new RedisKeyLayout(options.keyPrefix);
+    this.channel = new ReleaseChannel(connection.openSubscriber);
+  }
+
+  async acquire(key: string, token: string, leaseMs: number, holder: string): Promise<AcquireResult> {
+    const lockKey = this.layout.lockKey(key);
+    const pending = acquireScript(this.connection.client, lockKey, this.layout.fenceKey(lockKey), token, leaseMs, holder);
+    // If the answer never comes in time, the script may still run: take the key back if it did. Both calls
+    // go down the same connection in order, so the cleanup runs after the acquire.
+    const cleanUp = (): void => {
+      this.release(key, token, 0).catch(() => undefined);
+      pending.then((result) => result.acquired && this.release(key, token, 0)).catch(() => undefined);
+    };
+    return this.call('acquire', key, pending, cleanUp);
+  }
+
+  release(key: string, token: string, keepMs: number): Promise<boolean> {
+    const pending = releaseScript(
+      this.connection.client,
+      this.layout.lockKey(key),
+      token,
+      keepMs,
+      this.layout.releaseChannel(key),
+    );
+    return this.call('release', key, pending);
+  }
+
+  async renew(requests: readonly RenewRequest[]): Promise<boolean[]> {
+    if (requests.length === 0) return [];
+    const batches = this.batch(requests.map((request, index) => ({ index, lockKey: this.layout.lockKey(request.key), ...request })));
+    const results = new Array<boolean>(requests.length);
+    await this.call(
+      'renew',
+      requests[0]!.key,
+      Promise.all(
+        batches.map(async (batch) => {
+          const renewed = await renewManyScript(this.connection.client, batch);
+          batch.forEach((entry, i) => (results[entry.index] = renewed[i]!));
+        }),
+      ),
+    );
+    return results;
+  }
+
+  async onRelease(key: string, listener: () => void): Promise<() => void> {
+    try {
+      return await this.channel.listen(this.layout.releaseChannel(key), listener);
+    } catch (error) {
+      throw new LockStoreUnavailableError('subscribe', key, { cause: error });
+    }
+  }
+
+  async inspect(key: string): Promise<HeldLock | null> {
+    const state = await this.call('inspect', key, inspectScript(this.connection.client, this.layout.lockKey(key)));
+    return state && { key, ...state };
+  }
+
+  async close(): Promise<void> {
+    await this.channel.close();
+    if (!this.connection.owned) return;
+    const { client } = this.connection;
+    await client.quit().catch(() => client.disconnect());
+  }
+
+  /** Cluster scripts may only touch one hash slot, so a cluster batch never mixes slots. */
+  private batch<T extends RenewEntry>(entries: T[]): T[][] {
+    const groups = new Map<number, T[]>();
+    const clustered = this.connection.client.isCluster;
+    for (const entry of entries) {
+      const group = clustered ? this.layout.slotOf(entry.lockKey) : 0;
+      const list = groups.get(group) ?? [];
+      list.push(entry);
+      groups.set(group, list);
+    }
+    const batches: T[][] = [];
+    for (const list of groups.values()) {
+      for (let i = 0; i < list.length; i += MAX_RENEW_BATCH) batches.push(list.slice(i, i + MAX_RENEW_BATCH));
+    }
+    return batches;
+  }
+
+  private call<T>(operation: string, key: string, pending: Promise<T>, onUnknownOutcome?: () => void): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        onUnknownOutcome?.();
+        reject(
+          new LockStoreUnavailableError(operation, key, {
+            cause: new Error(`no answer within ${this.options.commandTimeoutMs} ms`),
+          }),
+        );
+      }, this.options.commandTimeoutMs);
+      timer.unref();
+      pending.then(
+        (value) => {
+          clearTimeout(timer);
+          resolve(value);
+        },
+        (error: unknown) => {
+          clearTimeout(timer);
+          reject(new LockStoreUnavailableError(operation, key, { cause: error }));
+        },
+      );
+    });
+  }
+}

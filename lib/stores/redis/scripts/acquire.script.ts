@@ -1,0 +1,38 @@
+import { RedisScript, type RedisClient } from './define-script.js';
+import type { AcquireResult } from '../../lock-store.interface.js';
+
+/**
+ * KEYS[1] lock hash, KEYS[2] fencing counter of the lock key's hash slot.
+ * ARGV[1] token, ARGV[2] lease ms, ARGV[3] holder description.
+ *
+ * The fencing token is a hybrid clock: max(counter + 1, server time in µs). The counter makes it strictly
+ * increasing even if the server clock steps back; the clock makes it keep increasing if the counter is lost
+ * (async failover, eviction, FLUSHALL), as long as the new primary's clock is not behind the old one.
+ */
+const script = new RedisScript(`
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  return {0, redis.call('PTTL', KEYS[1])}
+end
+local now = redis.call('TIME')
+local micros = tonumber(now[1]) * 1000000 + tonumber(now[2])
+local fence = redis.call('INCR', KEYS[2])
+if fence < micros then
+  fence = micros
+  redis.call('SET', KEYS[2], string.format('%d', fence))
+end
+redis.call('HSET', KEYS[1], 't', ARGV[1], 'f', string.format('%d', fence), 'h', ARGV[3])
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return {1, fence}
+`);
+
+export async function acquireScript(
+  client: RedisClient,
+  lockKey: string,
+  fenceKey: string,
+  token: string,
+  leaseMs: number,
+  holder: string,
+): Promise<AcquireResult> {
+  const [granted, value] = (await script.run(client, [lockKey, fenceKey], [token, leaseMs, holder])) as [number, number];
+  return granted === 1 ? { acquired: true, fencingToken: value } : { acquired: false, ttlMs: value };
+}
