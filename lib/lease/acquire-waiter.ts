@@ -30,8 +30,9 @@ export async function acquireWithin(plan: WaitPlan): Promise<WaitOutcome> {
   let lastSentAt = Date.now();
   let result = await plan.attempt();
   let attempts = 1;
-  if (result.acquired || plan.waitMs === 0) return outcome(result, attempts, lastSentAt);
+  if (result.acquired) return outcome(result, attempts, lastSentAt);
   plan.onContention(result.ttlMs);
+  if (plan.waitMs === 0) return outcome(result, attempts, lastSentAt);
 
   const wake = new WakeUp();
   const unsubscribe = await plan.subscribe(() => wake.fire()).catch(() => undefined);

@@ -121,6 +121,15 @@ export class Lease implements AsyncDisposable, WatchedLease {
     await this.release().catch(() => undefined);
   }
 
+  /** What a lease shows when logged or serialised: never the ownership token. */
+  toJSON(): { key: string; fencingToken: number; expiresAt: number; held: boolean } {
+    return { key: this.key, fencingToken: this.fencingToken, expiresAt: this.localExpiry, held: this.held };
+  }
+
+  [Symbol.for('nodejs.util.inspect.custom')](): string {
+    return `Lease ${JSON.stringify(this.toJSON())}`;
+  }
+
   /** @internal */
   onRenewed(sentAt: number): void {
     this.localExpiry = sentAt + this.leaseMs;
