@@ -21,3 +21,5 @@ export {
   type LockContentionEvent,
 } from './events/lock-events.js';
 export * from './errors/index.js';
+export type { TransactionSynchronizer, TransactionOutcome } from './transactions/transaction-synchronizer.interface.js';
+export { trackTransaction, trackedTransactions } from './transactions/transaction-scope.js';

@@ -4,6 +4,7 @@ import { durationOption } from '../module/resolve-lock-options.js';
 import type { LockEvents } from '../events/lock-events.js';
 import { tokenDigest } from '../events/token-digest.js';
 import type { LockStore } from '../stores/lock-store.interface.js';
+import type { TransactionSynchronizer } from '../transactions/transaction-synchronizer.interface.js';
 import type { LeaseWatchdog } from '../watchdog/lease.watchdog.js';
 import type { WatchedLease } from '../watchdog/watched-lease.interface.js';
 
@@ -12,6 +13,7 @@ export interface LeaseHost {
   readonly store: LockStore;
   readonly watchdog: LeaseWatchdog;
   readonly events: LockEvents;
+  readonly transactions: TransactionSynchronizer;
   settled(lease: Lease): void;
 }
 
@@ -116,9 +118,26 @@ export class Lease implements AsyncDisposable, WatchedLease {
     return this.releasing;
   }
 
-  /** `await using` support: releases, and reports a failure through events instead of throwing. */
+  /**
+   * `await using` support: releases at the end of the block, or, inside a transaction, after it commits or
+   * rolls back. A failure is reported through events instead of thrown, so it cannot mask the block's error.
+   */
   async [Symbol.asyncDispose](): Promise<void> {
+    if (this.deferReleaseToTransaction()) return;
     await this.release().catch(() => undefined);
+  }
+
+  /**
+   * @internal Inside a transaction, keeps the lease (renewed) until the transaction completes: writes made
+   * under it become visible at commit, and only then may the next holder read them. A lease lost before
+   * the commit makes the transaction roll back instead. Returns false when no transaction is active.
+   */
+  deferReleaseToTransaction(): boolean {
+    const { transactions } = this.host;
+    if (this.state !== 'held' || !transactions.isTransactionActive()) return false;
+    transactions.beforeCommit(() => this.signal.throwIfAborted());
+    transactions.afterCompletion(() => this.release().catch(() => undefined));
+    return true;
   }
 
   /** What a lease shows when logged or serialised: never the ownership token. */

@@ -56,7 +56,13 @@ export class LockService implements OnApplicationShutdown {
     private readonly watchdog: LeaseWatchdog,
     private readonly events: LockEvents,
   ) {
-    this.host = { store, watchdog, events, settled: (lease) => this.held.delete(lease) };
+    this.host = {
+      store,
+      watchdog,
+      events,
+      transactions: options.transactionSynchronizer,
+      settled: (lease) => this.held.delete(lease),
+    };
   }
 
   /** Waits up to `waitMs` for the key; throws `LockNotAcquiredError` if it stays taken. */
@@ -92,6 +98,10 @@ export class LockService implements OnApplicationShutdown {
       outcome = { ok: true, value: await this.context.run(lease, () => fn(lease)) };
     } catch (error) {
       outcome = { ok: false, error };
+    }
+    if (!lease.signal.aborted && lease.deferReleaseToTransaction()) {
+      if (!outcome.ok) throw outcome.error;
+      return outcome.value;
     }
     // A failed release is reported through the 'release-failed' event; the key expires on its own.
     await lease.release().catch(() => undefined);

@@ -1,4 +1,5 @@
 import type { RedisConnectionOption } from '../stores/redis/redis-client.factory.js';
+import type { TransactionSynchronizer } from '../transactions/transaction-synchronizer.interface.js';
 
 /** Which lease store backs the module. */
 export type LockStoreKind = 'redis' | 'memory';
@@ -55,6 +56,13 @@ export interface LockModuleOptions {
    * @default `${hostname}:${pid}`
    */
   holder?: string;
+  /**
+   * Tells locks whether they run inside a database transaction, so their release waits for its commit or
+   * rollback. The default knows transactions marked by `trackTransaction`, which is what the
+   * `nestjs-distributed-lock/transactional` integration for `@nestjs-cls/transactional` uses.
+   * @default trackedTransactions
+   */
+  transactionSynchronizer?: TransactionSynchronizer;
 }
 
 /** {@link LockModuleOptions} after defaults and validation. */
@@ -69,4 +77,5 @@ export interface ResolvedLockOptions {
   readonly retryMinDelayMs: number;
   readonly retryMaxDelayMs: number;
   readonly holder: string;
+  readonly transactionSynchronizer: TransactionSynchronizer;
 }

@@ -1,5 +1,7 @@
 import { LockConfigError } from '../errors/lock-config.error.js';
 import { isRedisClient } from '../stores/redis/redis-client.factory.js';
+import { trackedTransactions } from '../transactions/transaction-scope.js';
+import type { TransactionSynchronizer } from '../transactions/transaction-synchronizer.interface.js';
 import { LOCK_MODULE_DEFAULTS } from './lock-module-options.defaults.js';
 import type { LockModuleOptions, ResolvedLockOptions } from './lock-module-options.interface.js';
 
@@ -17,6 +19,7 @@ const KNOWN_OPTIONS = new Set<string>([
   'retryMinDelayMs',
   'retryMaxDelayMs',
   'holder',
+  'transactionSynchronizer',
   'isGlobal',
 ]);
 
@@ -52,6 +55,14 @@ export function resolveLockOptions(options: LockModuleOptions | undefined): Reso
   if (typeof holder !== 'string' || holder.length === 0 || holder.length > 256) {
     throw new LockConfigError('holder', holder, 'a non-empty string of at most 256 characters');
   }
+  const transactionSynchronizer = options.transactionSynchronizer ?? trackedTransactions;
+  if (!isTransactionSynchronizer(transactionSynchronizer)) {
+    throw new LockConfigError(
+      'transactionSynchronizer',
+      transactionSynchronizer,
+      'an object with isTransactionActive, beforeCommit and afterCompletion functions',
+    );
+  }
   return {
     redis: options.redis,
     store,
@@ -63,7 +74,19 @@ export function resolveLockOptions(options: LockModuleOptions | undefined): Reso
     retryMinDelayMs,
     retryMaxDelayMs,
     holder,
+    transactionSynchronizer,
   };
+}
+
+function isTransactionSynchronizer(value: unknown): value is TransactionSynchronizer {
+  const candidate = value as TransactionSynchronizer | null;
+  return (
+    typeof candidate === 'object' &&
+    candidate !== null &&
+    typeof candidate.isTransactionActive === 'function' &&
+    typeof candidate.beforeCommit === 'function' &&
+    typeof candidate.afterCompletion === 'function'
+  );
 }
 
 /** Checks one duration; also used for per-call overrides so they fail the same way. */

@@ -1,0 +1,1 @@
+export { releaseLocksAfterCommit } from './release-after-commit.js';

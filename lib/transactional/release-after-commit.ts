@@ -1,0 +1,32 @@
+import type { TransactionalAdapter } from '@nestjs-cls/transactional';
+import { trackTransaction } from '../index.js';
+
+/**
+ * Wraps any `@nestjs-cls/transactional` adapter so that locks taken inside its transactions are released
+ * after the transaction commits or rolls back:
+ *
+ * ```ts
+ * new ClsPluginTransactional({
+ *   imports: [TypeOrmModule],
+ *   adapter: releaseLocksAfterCommit(new TransactionalAdapterTypeOrm({ dataSourceToken: DataSource })),
+ * })
+ * ```
+ *
+ * The library has no after-commit hook, but its adapter's `wrapWithTransaction` runs exactly at real
+ * transaction boundaries (a new transaction, or `RequiresNew`); joining an active transaction does not
+ * call it, so a lock inside a joined call waits for the outer commit. `wrapWithNestedTransaction`
+ * (savepoints) is left alone for the same reason: only the outer transaction makes writes visible.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export function releaseLocksAfterCommit<A extends TransactionalAdapter<any, any, any>>(adapter: A): A {
+  const wrapped = Object.create(adapter) as A;
+  wrapped.optionsFactory = (connection, extraProviders) => {
+    const options = adapter.optionsFactory(connection, extraProviders);
+    return {
+      ...options,
+      wrapWithTransaction: (txOptions, fn, setTx) =>
+        trackTransaction((work) => options.wrapWithTransaction(txOptions, work, setTx), fn),
+    };
+  };
+  return wrapped;
+}
