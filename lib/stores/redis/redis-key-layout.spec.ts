@@ -1,0 +1,24 @@
+import calculateSlot from 'cluster-key-slot';
+import { RedisKeyLayout } from './redis-key-layout';
+
+describe('RedisKeyLayout', () => {
+  const layout = new RedisKeyLayout('lock:');
+
+  it.each(['order:1', 'order:{42}:line:7', 'a}b{c', '{}', 'ключ:🔒', 'x'.repeat(500)])(
+    'puts the fencing counter of %j in the lock key’s Redis Cluster hash slot',
+    (key) => {
+      const lockKey = layout.lockKey(key);
+      expect(calculateSlot(layout.fenceKey(lockKey))).toBe(calculateSlot(lockKey));
+    },
+  );
+
+  it('names at most one counter per hash slot', () => {
+    const counters = new Set(Array.from({ length: 50_000 }, (_, i) => layout.fenceKey(layout.lockKey(`k:${i}`))));
+    expect(counters.size).toBeLessThanOrEqual(16_384);
+  });
+
+  it('keeps counters and channels out of the namespace user keys can reach', () => {
+    expect(layout.fenceKey('lock:x').startsWith('lock:#')).toBe(true);
+    expect(layout.releaseChannel('x')).toBe('lock:#released:x');
+  });
+});
