@@ -23,3 +23,8 @@ export {
 export * from './errors/index.js';
 export type { TransactionSynchronizer, TransactionOutcome } from './transactions/transaction-synchronizer.interface.js';
 export { trackTransaction, trackedTransactions } from './transactions/transaction-scope.js';
+export { DistributedLock, type DistributedLockDecorator } from './decorator/distributed-lock.decorator.js';
+export type { DistributedLockOptions, LockKeyFunction, OnLockedPolicy } from './decorator/distributed-lock-options.interface.js';
+export { encodeKeySegment, type KeySegmentValue } from './keys/key-segment.encoding.js';
+export { LockNotBoundError } from './interception/lock-not-bound.error.js';
+export { LockNotAcquiredFilter, type LockConflictBody } from './interception/lock-not-acquired.filter.js';

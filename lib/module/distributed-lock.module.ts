@@ -1,6 +1,10 @@
 import { Module } from '@nestjs/common';
+import { APP_FILTER, DiscoveryModule } from '@nestjs/core';
 import { LockEventLogger } from '../events/lock-event.logger.js';
 import { LockEvents } from '../events/lock-events.js';
+import { LockExplorer } from '../interception/lock.explorer.js';
+import { LockMetadataAccessor } from '../interception/lock-metadata.accessor.js';
+import { LockNotAcquiredFilter } from '../interception/lock-not-acquired.filter.js';
 import { LockService } from '../lease/lock.service.js';
 import { RESOLVED_LOCK_OPTIONS } from '../lock.internal-constants.js';
 import { LockStore } from '../stores/lock-store.interface.js';
@@ -16,6 +20,7 @@ import { resolveLockOptions } from './resolve-lock-options.js';
  * Options are validated while the application starts.
  */
 @Module({
+  imports: [DiscoveryModule],
   providers: [
     {
       provide: RESOLVED_LOCK_OPTIONS,
@@ -27,6 +32,9 @@ import { resolveLockOptions } from './resolve-lock-options.js';
     LockEventLogger,
     LeaseWatchdog,
     LockService,
+    LockMetadataAccessor,
+    LockExplorer,
+    { provide: APP_FILTER, useClass: LockNotAcquiredFilter },
   ],
   exports: [LockService, LockEvents, LockStore],
 })

@@ -1,0 +1,45 @@
+import { LockConfigError } from '../errors/lock-config.error.js';
+import { LockNotAcquiredError } from '../errors/lock-not-acquired.error.js';
+import type { LockedMethod } from '../decorator/locked-method.js';
+import { lockServiceFor } from './lock-binding.registry.js';
+import { prepareLockedMethod } from './locked-method.preparation.js';
+import { applyOnLocked } from './on-locked.policy.js';
+
+/**
+ * The lock interceptor (in the AOP sense): what every `@DistributedLock` method runs instead of its body.
+ *
+ * 1. Finds the `LockService` of the application that owns `this` (fails if there is none).
+ * 2. Builds the key from the arguments (`LockKeyError` before any I/O).
+ * 3. Runs the method inside `LockService.withLock`, which owns the rest: acquire within `waitMs`, the async
+ *    context that makes `current()` work, re-entry, renewal, release (after commit, where configured),
+ *    business errors passed through unchanged, and `LeaseLostError` when the lease was lost meanwhile.
+ * 4. Applies `onLocked` only when this call's own acquisition failed: a `LockNotAcquiredError` thrown by a
+ *    nested locked call inside the method is the method's error and passes through.
+ */
+export async function lockedCall(method: LockedMethod, thisArg: unknown, args: unknown[]): Promise<unknown> {
+  const locks = lockServiceFor(thisArg, method.label);
+  const prepared = method.prepared ?? prepareLockedMethod(method);
+  const key = prepared.resolveKey(thisArg, args);
+  let started = false;
+  try {
+    return await locks.withLock(key, prepared.acquire, () => {
+      started = true;
+      const result: unknown = method.invoke.apply(thisArg, args);
+      if (!isThenable(result)) {
+        throw new LockConfigError(
+          `@DistributedLock on ${method.label}`,
+          `a method that returned ${result === null ? 'null' : typeof result}`,
+          'an async (promise-returning) method; a sync method cannot be locked',
+        );
+      }
+      return result;
+    });
+  } catch (error) {
+    if (started || !(error instanceof LockNotAcquiredError)) throw error;
+    return await applyOnLocked(prepared.onLocked, error, thisArg, args);
+  }
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (typeof value === 'object' || typeof value === 'function') && value !== null && typeof (value as PromiseLike<unknown>).then === 'function';
+}

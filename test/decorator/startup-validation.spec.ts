@@ -1,0 +1,116 @@
+import { Injectable, type Type } from '@nestjs/common';
+import { Observable, of } from 'rxjs';
+import { DistributedLock, LockConfigError } from '../../lib/index';
+import { testPrefix } from '../support/test-prefix';
+import { redisLock, startLockedApp } from './locked-app';
+
+const PREFIX = testPrefix(__filename);
+
+async function startupError(provider: Type<unknown>): Promise<LockConfigError> {
+  const error = await startLockedApp({ lock: redisLock(PREFIX), providers: [provider] }).then(
+    async (app) => {
+      await app.close();
+      throw new Error(`${provider.name} started`);
+    },
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(LockConfigError);
+  return error as LockConfigError;
+}
+
+@Injectable()
+class SyncTotals {
+  // @ts-expect-error: the decorator's type already requires a promise-returning method.
+  @DistributedLock('totals')
+  sum(a: number, b: number): number {
+    return a + b;
+  }
+}
+
+@Injectable()
+class StreamingReport {
+  // @ts-expect-error: an Observable is not a Promise.
+  @DistributedLock('report')
+  rows(): Observable<number> {
+    return of(1);
+  }
+}
+
+@Injectable()
+class GeneratorJob {
+  // @ts-expect-error: a generator returns an iterator.
+  @DistributedLock('gen')
+  *batches(): Generator<number> {
+    yield 1;
+  }
+}
+
+@Injectable()
+class UntypedSync {
+  // Not async and not annotated: nothing at startup can tell, so each call checks what it got back.
+  // @ts-expect-error: TypeScript infers `number`, which the decorator's type already rejects.
+  @DistributedLock('untyped')
+  legacy() {
+    return 42;
+  }
+}
+
+@Injectable()
+class TypoInOptions {
+  @DistributedLock({ key: 'k', waitMS: 10 } as never)
+  async run(): Promise<void> {}
+}
+
+@Injectable()
+class NegativeWait {
+  @DistributedLock('k', { waitMs: -1 })
+  async run(): Promise<void> {}
+}
+
+@Injectable()
+class TinyLease {
+  @DistributedLock('k', { leaseMs: 5 })
+  async run(): Promise<void> {}
+}
+
+@Injectable()
+class FractionalHold {
+  @DistributedLock('k', { minHoldMs: 1.5 })
+  async run(): Promise<void> {}
+}
+
+@Injectable()
+class UnknownPolicy {
+  @DistributedLock('k', { onLocked: 'ignore' as never })
+  async run(): Promise<void> {}
+}
+
+describe('@DistributedLock problems are startup errors naming class and method', () => {
+  it.each([
+    [SyncTotals, /SyncTotals\.sum.*sync method declared to return Number.*async/],
+    [StreamingReport, /StreamingReport\.rows.*declared to return Observable/],
+    [GeneratorJob, /GeneratorJob\.batches.*generator method/],
+  ])('rejects a method that does not return a promise: %p', async (provider, message) => {
+    expect((await startupError(provider)).message).toMatch(message);
+  });
+
+  it.each([
+    [TypoInOptions, /"waitMS of @DistributedLock on TypoInOptions\.run".*no such option/],
+    [NegativeWait, /"waitMs of @DistributedLock on NegativeWait\.run" = -1/],
+    [TinyLease, /"leaseMs of @DistributedLock on TinyLease\.run" = 5/],
+    [FractionalHold, /"minHoldMs of @DistributedLock on FractionalHold\.run" = 1\.5/],
+    [UnknownPolicy, /"onLocked of @DistributedLock on UnknownPolicy\.run" = "ignore"/],
+  ])('rejects invalid options: %p', async (provider, message) => {
+    expect((await startupError(provider)).message).toMatch(message);
+  });
+
+  it('fails a call whose method turned out to return a plain value (undecidable at startup)', async () => {
+    const app = await startLockedApp({ lock: redisLock(PREFIX), providers: [UntypedSync] });
+    try {
+      const call = (app.get(UntypedSync).legacy as () => unknown)();
+      await expect(call).rejects.toThrow(/UntypedSync\.legacy.*returned number.*async/);
+    } finally {
+      await app.close();
+    }
+  });
+});
