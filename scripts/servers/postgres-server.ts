@@ -7,7 +7,7 @@ export interface PostgresServer {
   stop(): Promise<void>;
 }
 
-const SCRIPT = join(__dirname, '../../scripts/servers/embedded-postgres.mjs');
+const SCRIPT = join(__dirname, 'embedded-postgres.mjs');
 
 /** A private PostgreSQL on a free loopback port; DATABASE_URL points the tests at an existing one instead. */
 export async function startPostgresServer(): Promise<PostgresServer> {

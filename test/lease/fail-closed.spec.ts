@@ -1,6 +1,6 @@
 import { LockStoreUnavailableError } from '../../lib/index';
 import { createLockApp, type LockApp } from '../support/lock-app';
-import { freePort, startRedisServer, type RedisServer } from '../support/redis-server';
+import { freePort, startRedisServer, type RedisServer } from '../../scripts/servers/redis-server';
 import { testPrefix } from '../support/test-prefix';
 
 describe('fail closed', () => {

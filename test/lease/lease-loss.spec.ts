@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import { LeaseLostError } from '../../lib/index';
 import { createLockApp, type LockApp } from '../support/lock-app';
-import { startRedisServer, type RedisServer } from '../support/redis-server';
+import { startRedisServer, type RedisServer } from '../../scripts/servers/redis-server';
 import { redisUrl, testPrefix } from '../support/test-prefix';
 
 function aborted(signal: AbortSignal): Promise<unknown> {

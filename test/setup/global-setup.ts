@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import { startRedisServer } from '../support/redis-server';
+import { startRedisServer } from '../../scripts/servers/redis-server';
 
 /**
  * One private redis-server for the whole run, on a free loopback port; REDIS_URL points the run at an

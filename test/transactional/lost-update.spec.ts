@@ -1,5 +1,5 @@
 import { trackedTransactions, type TransactionSynchronizer } from '../../lib/index';
-import { startPostgresServer, type PostgresServer } from '../support/postgres-server';
+import { startPostgresServer, type PostgresServer } from '../../scripts/servers/postgres-server';
 import { redisUrl, testPrefix } from '../support/test-prefix';
 import { Counter, createCounterApp, type CounterApp } from './counter.fixture';
 

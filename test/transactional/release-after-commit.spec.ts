@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import { LeaseLostError, type LockLostEvent } from '../../lib/index';
-import { startPostgresServer, type PostgresServer } from '../support/postgres-server';
-import { startRedisServer, type RedisServer } from '../support/redis-server';
+import { startPostgresServer, type PostgresServer } from '../../scripts/servers/postgres-server';
+import { startRedisServer, type RedisServer } from '../../scripts/servers/redis-server';
 import { redisUrl, testPrefix } from '../support/test-prefix';
 import { createCounterApp, type CounterApp } from './counter.fixture';
 

@@ -2,7 +2,7 @@ import { Redis } from 'ioredis';
 import type { Lease } from '../../lib/index';
 import { commandCalls } from '../support/command-stats';
 import { createLockApp, type LockApp } from '../support/lock-app';
-import { startRedisServer, type RedisServer } from '../support/redis-server';
+import { startRedisServer, type RedisServer } from '../../scripts/servers/redis-server';
 import { testPrefix } from '../support/test-prefix';
 
 describe('lease watchdog', () => {
