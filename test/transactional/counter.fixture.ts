@@ -5,7 +5,7 @@ import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-t
 import { TypeOrmModule, getDataSourceToken } from '@nestjs/typeorm';
 import { ClsModule } from 'nestjs-cls';
 import { Column, DataSource, Entity, PrimaryColumn, type Logger as TypeOrmLogger } from 'typeorm';
-import { DistributedLockModule, LockEvents, LockService, type LockModuleOptions } from '../../lib/index';
+import { DistributedLock, DistributedLockModule, LockEvents, LockService, type LockModuleOptions } from '../../lib/index';
 import { releaseLocksAfterCommit } from '../../lib/transactional/index';
 
 @Entity('counters')
@@ -78,6 +78,22 @@ export class CounterService {
   @Transactional(Propagation.Nested)
   async incrementInSavepoint(id: string): Promise<void> {
     await this.locks.withLock(`counter:${id}`, { waitMs: 60_000 }, () => this.readModifyWrite(id));
+  }
+
+  /** Decorator order 1: the lock encloses the transaction, so it is released after the COMMIT anyway. */
+  @DistributedLock({ key: 'counter:{id}', waitMs: 60_000 })
+  @Transactional()
+  async incrementLockOutside(id: string): Promise<void> {
+    await this.readModifyWrite(id);
+    await pause(5);
+  }
+
+  /** Decorator order 2: the transaction encloses the lock, whose release waits for the COMMIT. */
+  @Transactional()
+  @DistributedLock({ key: 'counter:{id}', waitMs: 60_000 })
+  async incrementLockInside(id: string): Promise<void> {
+    await this.readModifyWrite(id);
+    await pause(5);
   }
 
   @Transactional()
