@@ -26,5 +26,4 @@ export { trackTransaction, trackedTransactions } from './transactions/transactio
 export { DistributedLock, type DistributedLockDecorator } from './decorator/distributed-lock.decorator.js';
 export type { DistributedLockOptions, LockKeyFunction, OnLockedPolicy } from './decorator/distributed-lock-options.interface.js';
 export { encodeKeySegment, type KeySegmentValue } from './keys/key-segment.encoding.js';
-export { LockNotBoundError } from './interception/lock-not-bound.error.js';
 export { LockNotAcquiredFilter, type LockConflictBody } from './interception/lock-not-acquired.filter.js';

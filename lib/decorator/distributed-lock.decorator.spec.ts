@@ -1,9 +1,10 @@
 import 'reflect-metadata';
 import { SetMetadata } from '@nestjs/common';
 import { LockConfigError } from '../errors/lock-config.error.js';
-import { LockNotBoundError } from '../interception/lock-not-bound.error.js';
+import { LockNotBoundError } from '../errors/lock-not-bound.error.js';
 import { DistributedLock } from './distributed-lock.decorator.js';
-import { LOCKED_METHOD, ownLockedMethod } from './locked-method.js';
+import { LOCKED_METHOD } from '../lock.internal-constants.js';
+import { ownLockedMethod } from './locked-method.js';
 
 const Tag = (value: string): MethodDecorator => SetMetadata('tag', value);
 

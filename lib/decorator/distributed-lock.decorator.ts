@@ -2,7 +2,8 @@ import { LockConfigError } from '../errors/lock-config.error.js';
 import { lockedCall } from '../interception/locked-call.js';
 import { copyMethodMetadata, wrapMethod } from './copy-method-metadata.js';
 import type { DistributedLockOptions, LockKeyFunction } from './distributed-lock-options.interface.js';
-import { LOCKED_METHOD, LockedMethod, ownLockedMethod, recordLockedMethod } from './locked-method.js';
+import { LOCKED_METHOD } from '../lock.internal-constants.js';
+import { LockedMethod, ownLockedMethod, recordLockedMethod } from './locked-method.js';
 
 type AsyncMethod<A extends unknown[]> = (...args: [...A, ...any[]]) => Promise<unknown>;
 

@@ -1,10 +1,7 @@
 import type { AcquireOptions } from '../lease/lock.service.js';
+import { LOCKED_METHODS } from '../lock.internal-constants.js';
 import type { DistributedLockOptions, OnLockedPolicy } from './distributed-lock-options.interface.js';
 
-/** Prototype metadata: `Map<propertyKey, LockedMethod>` of the methods locked on that very prototype. */
-export const LOCKED_METHODS = Symbol('nestjs-distributed-lock:locked-methods');
-/** Function metadata on the wrapper: its {@link LockedMethod}. */
-export const LOCKED_METHOD = Symbol('nestjs-distributed-lock:locked-method');
 
 type AnyFunction = (...args: any[]) => any;
 

@@ -6,3 +6,4 @@ export { LockConfigError } from './lock-config.error.js';
 export { LockKeyError } from './lock-key.error.js';
 export { LeaseReleasedError } from './lease-released.error.js';
 export { LockReentryError } from './lock-reentry.error.js';
+export { LockNotBoundError } from './lock-not-bound.error.js';

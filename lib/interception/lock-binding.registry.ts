@@ -1,6 +1,6 @@
 import type { LockService } from '../lease/lock.service.js';
 import { LockConfigError } from '../errors/lock-config.error.js';
-import { LockNotBoundError } from './lock-not-bound.error.js';
+import { LockNotBoundError } from '../errors/lock-not-bound.error.js';
 
 /**
  * Which application's `LockService` a locked call goes through.

@@ -14,12 +14,23 @@ export interface RedisConnection {
 
 /**
  * A connection the library opens fails a queued command after one reconnect attempt instead of ioredis'
- * default twenty, so an outage reaches callers as an error quickly: locks fail closed, not slow.
+ * default twenty, so an outage reaches callers as an error quickly: locks fail closed, not slow. It
+ * connects on first use, so an application that fails to start leaves no socket behind.
  */
 const OWNED_CLIENT_DEFAULTS: RedisOptions = {
   maxRetriesPerRequest: 1,
   connectionName: 'nestjs-distributed-lock',
+  lazyConnect: true,
 };
+
+/** Closes politely when connected; a client that never connected (or is gone) is just dropped. */
+export async function closeRedisClient(client: RedisClient): Promise<void> {
+  if (client.status === 'wait' || client.status === 'end') {
+    client.disconnect();
+    return;
+  }
+  await client.quit().catch(() => client.disconnect());
+}
 
 export function isRedisClient(value: unknown): value is RedisClient {
   return (

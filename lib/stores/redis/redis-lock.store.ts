@@ -1,6 +1,6 @@
 import { LockStoreUnavailableError } from '../../errors/lock-store-unavailable.error.js';
 import type { AcquireResult, HeldLock, LockStore, RenewRequest } from '../lock-store.interface.js';
-import type { RedisConnection } from './redis-client.factory.js';
+import { closeRedisClient, type RedisConnection } from './redis-client.factory.js';
 import { RedisKeyLayout } from './redis-key-layout.js';
 import { ReleaseChannel } from './release-channel.js';
 import { acquireScript } from './scripts/acquire.script.js';
@@ -85,9 +85,7 @@ export class RedisLockStore implements LockStore {
 
   async close(): Promise<void> {
     await this.channel.close();
-    if (!this.connection.owned) return;
-    const { client } = this.connection;
-    await client.quit().catch(() => client.disconnect());
+    if (this.connection.owned) await closeRedisClient(this.connection.client);
   }
 
   /** Cluster scripts may only touch one hash slot, so a cluster batch never mixes slots. */

@@ -1,3 +1,4 @@
+import { closeRedisClient } from './redis-client.factory.js';
 import type { RedisClient } from './scripts/define-script.js';
 
 interface Subscription {
@@ -43,7 +44,7 @@ export class ReleaseChannel {
     this.subscriptions.clear();
     const subscriber = this.subscriber;
     this.subscriber = undefined;
-    if (subscriber) await subscriber.quit().catch(() => subscriber.disconnect());
+    if (subscriber) await closeRedisClient(subscriber);
   }
 
   private client(): RedisClient {

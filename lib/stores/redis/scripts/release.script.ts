@@ -7,7 +7,7 @@ import { RedisScript, type RedisClient } from './define-script.js';
  * woken because the key is still taken. Otherwise the key goes and waiters on the channel are woken.
  */
 const script = new RedisScript(`
-if redis.call('HGET', KEYS[1], 't') ~= ARGV[1] then
+if redis.pcall('HGET', KEYS[1], 't') ~= ARGV[1] then
   return 0
 end
 local keep = tonumber(ARGV[2])

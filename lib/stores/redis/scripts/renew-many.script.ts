@@ -10,7 +10,7 @@ import { RedisScript, type RedisClient } from './define-script.js';
 const script = new RedisScript(`
 local renewed = {}
 for i, key in ipairs(KEYS) do
-  if redis.call('HGET', key, 't') == ARGV[2 * i - 1] then
+  if redis.pcall('HGET', key, 't') == ARGV[2 * i - 1] then
     redis.call('PEXPIRE', key, ARGV[2 * i])
     renewed[i] = 1
   else

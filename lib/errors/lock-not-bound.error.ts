@@ -1,4 +1,4 @@
-import { LockError } from '../errors/lock.error.js';
+import { LockError } from './lock.error.js';
 
 /**
  * A `@DistributedLock` method was called on an instance that no running application has bound to its
