@@ -5,6 +5,7 @@ import type { LockEvents } from '../events/lock-events.js';
 import { tokenDigest } from '../events/token-digest.js';
 import type { LockStore } from '../stores/lock-store.interface.js';
 import type { TransactionSynchronizer } from '../transactions/transaction-synchronizer.interface.js';
+import { clockDriftMs } from '../watchdog/clock-drift.js';
 import type { LeaseWatchdog } from '../watchdog/lease.watchdog.js';
 import type { WatchedLease } from '../watchdog/watched-lease.interface.js';
 
@@ -135,7 +136,10 @@ export class Lease implements AsyncDisposable, WatchedLease {
   deferReleaseToTransaction(): boolean {
     const { transactions } = this.host;
     if (this.state !== 'held' || !transactions.isTransactionActive()) return false;
-    transactions.beforeCommit(() => this.signal.throwIfAborted());
+    transactions.beforeCommit(() => {
+      this.confirmHeld();
+      this.signal.throwIfAborted();
+    });
     transactions.afterCompletion(() => this.release().catch(() => undefined));
     return true;
   }
@@ -147,6 +151,15 @@ export class Lease implements AsyncDisposable, WatchedLease {
 
   [Symbol.for('nodejs.util.inspect.custom')](): string {
     return `Lease ${JSON.stringify(this.toJSON())}`;
+  }
+
+  /**
+   * @internal Declares the lease lost as soon as its local deadline has passed, without waiting for the
+   * watchdog's timer: after the process was frozen (GC pause, SIGSTOP, a blocked event loop) timers fire
+   * late, and a commit or a result must not slip through before they do.
+   */
+  confirmHeld(): void {
+    if (this.state === 'held' && Date.now() >= this.localExpiry - clockDriftMs(this.leaseMs)) this.onLost('expired');
   }
 
   /** @internal */

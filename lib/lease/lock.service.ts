@@ -99,6 +99,7 @@ export class LockService implements OnApplicationShutdown {
     } catch (error) {
       outcome = { ok: false, error };
     }
+    lease.confirmHeld();
     if (!lease.signal.aborted && lease.deferReleaseToTransaction()) {
       if (!outcome.ok) throw outcome.error;
       return outcome.value;

@@ -1,5 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { InjectLockStore, type LockStore } from '../stores/lock-store.interface.js';
+import { clockDriftMs } from './clock-drift.js';
 import type { WatchedLease } from './watched-lease.interface.js';
 
 interface Schedule {
@@ -8,14 +9,6 @@ interface Schedule {
   /** Local view of expiry: sent time of the last successful grant or renewal + lease, minus clock drift. */
   deadline: number;
   inFlight: boolean;
-}
-
-/**
- * Redlock's allowance for the store's clock running faster than ours: 1 % of the lease plus 2 ms. The local
- * deadline errs early, so the holder learns of a lapse before another owner could be granted the key.
- */
-function clockDriftMs(leaseMs: number): number {
-  return Math.floor(leaseMs * 0.01) + 2;
 }
 
 /**

@@ -44,7 +44,7 @@ export function formatSummary(report: DemoReport): string {
     '',
     `lock waits            p50 ${report.waitP50Ms} ms, p99 ${report.waitP99Ms} ms`,
     `double payments       ${report.doublePayments}`,
-    `stale writes rejected ${report.staleWritesRejected} (by the fencing-token check)`,
+    `stale writes rejected ${report.staleWritesRejected} (refused by the database: older fencing token or changed row)`,
     `cron                  ${report.cronTicks} ticks, ${report.instances.reduce((n, i) => n + i.cronRuns, 0)} runs`,
     '',
     `pause drill: ${report.drill.pausedInstance} held the lock (fencing ${report.drill.pausedFencingToken}) and was SIGSTOPped ` +

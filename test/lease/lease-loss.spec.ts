@@ -54,6 +54,18 @@ describe('lease loss is visible', () => {
         .catch((e: unknown) => e);
       expect(quiet).toBeInstanceOf(LeaseLostError);
     });
+
+    it('ends withLock with LeaseLostError when the process was frozen past the lease, before any timer fired', async () => {
+      const result = await app.locks
+        .withLock('frozen', async () => {
+          const until = Date.now() + 600;
+          while (Date.now() < until);
+          return 'done';
+        })
+        .catch((e: unknown) => e);
+      expect(result).toBeInstanceOf(LeaseLostError);
+      expect((result as LeaseLostError).reason).toBe('expired');
+    });
   });
 
   describe('when renewals cannot get through before the deadline', () => {

@@ -97,6 +97,19 @@ describe('release after commit with @nestjs-cls/transactional', () => {
     expect(app.timeline.entries).not.toContain('COMMIT');
     expect(await app.counters.value('lost')).toBe(0);
   });
+
+  it('rolls back when the process was frozen past the lease before COMMIT, before any timer could tell', async () => {
+    await app.counters.reset('frozen');
+    const call = app.counters.incrementInTransaction('frozen', async () => {
+      // Blocks the event loop beyond the 300 ms lease: no watchdog timer can run until the commit decision.
+      const until = Date.now() + 600;
+      while (Date.now() < until);
+    });
+    await expect(call).rejects.toBeInstanceOf(LeaseLostError);
+    expect(app.timeline.entries).toContain('ROLLBACK');
+    expect(app.timeline.entries).not.toContain('COMMIT');
+    expect(await app.counters.value('frozen')).toBe(0);
+  });
 });
 
 describe('a failing deferred release', () => {

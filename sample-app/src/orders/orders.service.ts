@@ -29,8 +29,10 @@ export class OrdersService {
 
   /**
    * Pays the next installment. The lock makes read-then-write of `paidInstallments` safe across instances;
-   * `@Transactional` sits inside it and the lock is released only after the COMMIT; the fencing-token
-   * condition on the UPDATE refuses a write from a holder whose lease ended while it was stalled.
+   * `@Transactional` sits inside it and the lock is released only after the COMMIT. The UPDATE is the
+   * database's own guard for the case no lock can cover, a holder frozen past its lease: it applies only
+   * with a newer fencing token than the last write and only if the row still holds what was read (a
+   * frozen holder may have written just before it froze and committed just after it woke).
    */
   @DistributedLock({ key: 'order:{orderId}', waitMs: 2_000, leaseMs: PAY_LEASE_MS })
   @Transactional()
@@ -49,7 +51,11 @@ export class OrdersService {
       .createQueryBuilder()
       .update(Order)
       .set({ paidInstallments: installment, status, lastFencingToken: String(fencingToken) })
-      .where('id = :id AND last_fencing_token < :fencingToken', { id: orderId, fencingToken: String(fencingToken) })
+      .where('id = :id AND last_fencing_token < :fencingToken AND paid_installments = :read', {
+        id: orderId,
+        fencingToken: String(fencingToken),
+        read: order.paidInstallments,
+      })
       .execute();
     if (updated.affected !== 1) {
       this.stats.staleWritesRejected++;
