@@ -1,9 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
-import { existsSync } from 'node:fs';
 
 /** A private redis-server process owned by a test (or by the whole run). */
 export interface RedisServer {
@@ -36,18 +35,21 @@ export async function freePort(): Promise<number> {
   });
 }
 
-/** Starts redis-server from PATH on a free loopback port and resolves once it accepts connections. */
-export async function startRedisServer(extraArgs: string[] = []): Promise<RedisServer> {
+/**
+ * Starts redis-server from PATH on a loopback port (a free one unless `port` is given, as when a drill
+ * restarts "the same" server) and resolves once it accepts connections.
+ */
+export async function startRedisServer(options: { port?: number } = {}): Promise<RedisServer> {
   const binary = findRedisServerBinary();
   if (!binary) {
     throw new Error('redis-server not found on PATH: install it (apt-get install redis-server) or set REDIS_URL.');
   }
   for (let attempt = 0; ; attempt++) {
-    const port = await freePort();
+    const port = options.port ?? (await freePort());
     const dir = mkdtempSync(join(tmpdir(), 'lock-redis-'));
     const child = spawn(
       binary,
-      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, ...extraArgs],
+      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
     try {
@@ -55,7 +57,7 @@ export async function startRedisServer(extraArgs: string[] = []): Promise<RedisS
     } catch (error) {
       child.kill('SIGKILL');
       rmSync(dir, { recursive: true, force: true });
-      if (attempt < 3) continue;
+      if (attempt < 3 && options.port === undefined) continue;
       throw error;
     }
     child.stdout!.resume();

@@ -9,19 +9,19 @@ describe('lease watchdog', () => {
   const prefix = testPrefix(__filename);
   let server: RedisServer;
   let holder: LockApp;
-  let rival: LockApp;
+  let rivalApp: LockApp;
   let redis: Redis;
 
   beforeAll(async () => {
     // A private server, so INFO commandstats counts this file's commands only.
     server = await startRedisServer();
     holder = await createLockApp({ redis: server.url, keyPrefix: prefix, leaseMs: 300 });
-    rival = await createLockApp({ redis: server.url, keyPrefix: prefix });
+    rivalApp = await createLockApp({ redis: server.url, keyPrefix: prefix });
     redis = new Redis(server.url);
   });
   afterAll(async () => {
     await holder.close();
-    await rival.close();
+    await rivalApp.close();
     redis.disconnect();
     await server.stop();
   });
@@ -30,9 +30,9 @@ describe('lease watchdog', () => {
     let scopeOpen = true;
     let rivalGrants = 0;
     let rivalAttempts = 0;
-    const rivalLoop = (async () => {
+    const rival = async (): Promise<void> => {
       while (scopeOpen) {
-        const lease = await rival.locks.tryAcquire('report');
+        const lease = await rivalApp.locks.tryAcquire('report');
         rivalAttempts++;
         if (lease) {
           rivalGrants++;
@@ -40,16 +40,18 @@ describe('lease watchdog', () => {
         }
         await new Promise((resolve) => setTimeout(resolve, 10));
       }
-    })();
+    };
     await holder.locks.withLock('report', async (lease) => {
+      const rivalLoop = rival();
       const started = Date.now();
       while (Date.now() - started < 2_000) {
         await new Promise((resolve) => setTimeout(resolve, 50));
         expect(lease.signal.aborted).toBe(false);
       }
+      // Every rival attempt ends before the scope does, so none can race the release.
+      scopeOpen = false;
+      await rivalLoop;
     });
-    scopeOpen = false;
-    await rivalLoop;
     expect(rivalAttempts).toBeGreaterThan(10);
     expect(rivalGrants).toBe(0);
     expect(holder.recorded('renewed').filter((e) => e.key === 'report').length).toBeGreaterThanOrEqual(5);
