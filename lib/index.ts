@@ -27,3 +27,4 @@ export { DistributedLock, type DistributedLockDecorator } from './decorator/dist
 export type { DistributedLockOptions, LockKeyFunction, OnLockedPolicy } from './decorator/distributed-lock-options.interface.js';
 export { encodeKeySegment, type KeySegmentValue } from './keys/key-segment.encoding.js';
 export { LockNotAcquiredFilter, type LockConflictBody } from './interception/lock-not-acquired.filter.js';
+export { RedisLockRunbook } from './runbook/redis-lock.runbook.js';

@@ -1,4 +1,5 @@
 import calculateSlot from 'cluster-key-slot';
+import { RESERVED_KEY_PREFIX } from '../../keys/lock-key.js';
 
 const HASH_SLOTS = 16384;
 let slotTags: string[] | undefined;
@@ -39,11 +40,18 @@ export class RedisKeyLayout {
   }
 
   fenceKey(lockKey: string): string {
-    return `${this.prefix}#fence:{${slotTag(calculateSlot(lockKey))}}`;
+    return `${this.prefix}${RESERVED_KEY_PREFIX}fence:{${slotTag(calculateSlot(lockKey))}}`;
   }
 
   releaseChannel(key: string): string {
-    return `${this.prefix}#released:${key}`;
+    return `${this.prefix}${RESERVED_KEY_PREFIX}released:${key}`;
+  }
+
+  /** The user key of a lock key, or undefined for the library's own keys and keys of other prefixes. */
+  userKey(redisKey: string): string | undefined {
+    if (!redisKey.startsWith(this.prefix)) return undefined;
+    const key = redisKey.slice(this.prefix.length);
+    return key.startsWith(RESERVED_KEY_PREFIX) ? undefined : key;
   }
 
   slotOf(lockKey: string): number {
