@@ -1,10 +1,17 @@
 import { LockError } from './lock.error.js';
 
 /**
- * Why a lease stopped being ours: the store said the token no longer matches (`rejected`), or no renewal
- * got through before the lease's local deadline (`expired`).
+ * Why a lease stopped being ours: the store said the token no longer matches (`rejected`), no renewal got
+ * through before the lease's local deadline (`expired`), or the application shut down while the lease was
+ * still held past its grace period (`shutdown`).
  */
-export type LeaseLostReason = 'rejected' | 'expired';
+export type LeaseLostReason = 'rejected' | 'expired' | 'shutdown';
+
+const EXPLANATIONS: Record<LeaseLostReason, string> = {
+  rejected: 'the lock store no longer holds our token (expired or taken over).',
+  expired: 'it could not be renewed before its deadline (store slow or unreachable, or the process was paused).',
+  shutdown: 'the application shut down while it was still held.',
+};
 
 /** The lease ended while the protected code was running: another owner may already hold the key. */
 export class LeaseLostError extends LockError {
@@ -15,11 +22,6 @@ export class LeaseLostError extends LockError {
     readonly reason: LeaseLostReason,
     options?: { cause?: unknown },
   ) {
-    super(
-      reason === 'rejected'
-        ? `Lease on "${key}" was lost: the lock store no longer holds our token (expired or taken over).`
-        : `Lease on "${key}" was lost: it could not be renewed before its deadline (store slow or unreachable).`,
-      options,
-    );
+    super(`Lease on "${key}" was lost: ${EXPLANATIONS[reason]}`, options);
   }
 }

@@ -1,4 +1,4 @@
-import { Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { LockEvents } from './lock-events.js';
 
 /**
@@ -6,34 +6,28 @@ import { LockEvents } from './lock-events.js';
  * at warn. Tokens appear only as digests.
  */
 @Injectable()
-export class LockEventLogger implements OnModuleDestroy {
+export class LockEventLogger {
   private readonly logger = new Logger('DistributedLock');
-  private readonly unsubscribe: Array<() => void>;
 
+  // Listens for the application's whole life, shutdown included: that is when leases get abandoned.
   constructor(events: LockEvents) {
-    this.unsubscribe = [
-      events.on('acquired', (e) =>
-        this.logger.debug(`acquired key=${e.key} fencing=${e.fencingToken} token=${e.tokenDigest} waitedMs=${e.waitedMs}`),
-      ),
-      events.on('released', (e) =>
-        this.logger.debug(`released key=${e.key} fencing=${e.fencingToken} token=${e.tokenDigest} heldMs=${e.heldMs}`),
-      ),
-      events.on('renewed', (e) => this.logger.verbose(`renewed key=${e.key} fencing=${e.fencingToken} token=${e.tokenDigest}`)),
-      events.on('contention', (e) => this.logger.debug(`contention key=${e.key} holderTtlMs=${e.holderTtlMs}`)),
-      events.on('renew-failed', (e) =>
-        this.logger.warn(`renew failed key=${e.key} token=${e.tokenDigest}: ${describe(e.error)}`),
-      ),
-      events.on('lost', (e) =>
-        this.logger.warn(`LEASE LOST key=${e.key} fencing=${e.fencingToken} token=${e.tokenDigest} reason=${e.reason}`),
-      ),
-      events.on('release-failed', (e) =>
-        this.logger.warn(`release failed key=${e.key} token=${e.tokenDigest}: ${describe(e.error)}`),
-      ),
-    ];
-  }
-
-  onModuleDestroy(): void {
-    for (const unsubscribe of this.unsubscribe) unsubscribe();
+    events.on('acquired', (e) =>
+      this.logger.debug(`acquired key=${e.key} fencing=${e.fencingToken} token=${e.tokenDigest} waitedMs=${e.waitedMs}`),
+    );
+    events.on('released', (e) =>
+      this.logger.debug(`released key=${e.key} fencing=${e.fencingToken} token=${e.tokenDigest} heldMs=${e.heldMs}`),
+    );
+    events.on('renewed', (e) => this.logger.verbose(`renewed key=${e.key} fencing=${e.fencingToken} token=${e.tokenDigest}`));
+    events.on('contention', (e) => this.logger.debug(`contention key=${e.key} holderTtlMs=${e.holderTtlMs}`));
+    events.on('renew-failed', (e) =>
+      this.logger.warn(`renew failed key=${e.key} token=${e.tokenDigest}: ${describe(e.error)}`),
+    );
+    events.on('lost', (e) =>
+      this.logger.warn(`LEASE LOST key=${e.key} fencing=${e.fencingToken} token=${e.tokenDigest} reason=${e.reason}`),
+    );
+    events.on('release-failed', (e) =>
+      this.logger.warn(`release failed key=${e.key} token=${e.tokenDigest}: ${describe(e.error)}`),
+    );
   }
 }
 

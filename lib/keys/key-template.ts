@@ -1,6 +1,6 @@
 import { LockConfigError } from '../errors/lock-config.error.js';
 import { LockKeyError } from '../errors/lock-key.error.js';
-import { MAX_LOCK_KEY_BYTES, RESERVED_KEY_PREFIX } from './lock-key.js';
+import { CONTROL_CHARACTERS, MAX_LOCK_KEY_BYTES, RESERVED_KEY_PREFIX } from './lock-key.js';
 import { encodeKeySegment, isEncodedSegmentChar, segmentText } from './key-segment.encoding.js';
 
 /** The method a template belongs to, as far as the template needs to know it. */
@@ -32,8 +32,6 @@ type Part = TextPart | PlaceholderPart;
 // An identifier (as in JavaScript) or an array index.
 const PATH_SEGMENT = /^(?:[\p{ID_Start}$_][\p{ID_Continue}$\u200c\u200d]*|0|[1-9][0-9]*)$/u;
 const IDENTIFIER = /^[\p{ID_Start}$_][\p{ID_Continue}$\u200c\u200d]*$/u;
-// eslint-disable-next-line no-control-regex
-const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f]/;
 
 /**
  * Compiles a key template such as `order:{orderId}` or `order:{dto.order.id}:line:{lineNo}`.

@@ -12,9 +12,9 @@ export const MAX_LOCK_KEY_BYTES = 512;
  */
 export const RESERVED_KEY_PREFIX = '#';
 
-// Control characters would let a key value forge log lines or break the runbook's listing.
+/** Control characters would let a key value forge log lines or break the runbook's listing. */
 // eslint-disable-next-line no-control-regex
-const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f]/;
+export const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f]/;
 
 /** Checks a lock key before any I/O, so a bad key never reaches the store. */
 export function assertLockKey(key: unknown): asserts key is string {

@@ -35,7 +35,7 @@ export async function acquireWithin(plan: WaitPlan): Promise<WaitOutcome> {
   if (plan.waitMs === 0) return outcome(result, attempts, lastSentAt);
 
   const wake = new WakeUp();
-  const unsubscribe = await plan.subscribe(() => wake.fire()).catch(() => undefined);
+  const unsubscribe = await subscribeWithin(plan.subscribe(() => wake.fire()), deadline);
   try {
     for (let retry = 0; ; retry++) {
       // The first retry runs right after subscribing: it catches a release that came before the subscription.
@@ -57,6 +57,36 @@ export async function acquireWithin(plan: WaitPlan): Promise<WaitOutcome> {
   }
 }
 
+/**
+ * A subscription that is not confirmed by the deadline is given up (and undone if it comes later): the
+ * waiter then polls, and waiting never outlasts `waitMs` because the subscriber connection is slow.
+ */
+async function subscribeWithin(
+  subscribing: Promise<() => void>,
+  deadline: number,
+): Promise<(() => void) | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  let gaveUp = false;
+  const timeout = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => {
+      gaveUp = true;
+      resolve(undefined);
+    }, Math.max(0, deadline - Date.now()));
+  });
+  const subscribed = subscribing.then(
+    (unsubscribe) => {
+      if (gaveUp) unsubscribe();
+      return unsubscribe;
+    },
+    () => undefined,
+  );
+  try {
+    return await Promise.race([subscribed, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 function outcome(result: AcquireResult, attempts: number, lastSentAt: number): WaitOutcome {
   return { granted: result.acquired ? result : undefined, attempts, lastSentAt };
 }
@@ -72,7 +102,7 @@ class WakeUp {
   }
 
   wait(ms: number, signal: AbortSignal | undefined): Promise<void> {
-    if (this.pending) {
+    if (this.pending || signal?.aborted) {
       this.pending = false;
       return Promise.resolve();
     }

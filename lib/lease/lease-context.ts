@@ -20,14 +20,22 @@ export class LeaseContext {
     return this.storage.run(this.frame(lease), fn);
   }
 
+  /** The innermost lease of this call chain that is still held. */
   current(): Lease | undefined {
-    return this.storage.getStore()?.lease;
+    for (let frame = this.storage.getStore(); frame; frame = frame.parent) {
+      if (frame.lease.held) return frame.lease;
+    }
+    return undefined;
   }
 
-  /** The innermost frame of this call chain that holds `key`, if any. */
+  /**
+   * The innermost frame of this call chain that still holds `key`. Frames outlive their scope in work the
+   * scope started without awaiting it (timers, listeners, `void this.audit()`): such late calls must not
+   * join a lease that was released meanwhile.
+   */
   holding(key: string): LeaseFrame | undefined {
     for (let frame = this.storage.getStore(); frame; frame = frame.parent) {
-      if (frame.lease.key === key) return frame;
+      if (frame.lease.key === key && frame.lease.held) return frame;
     }
     return undefined;
   }
@@ -36,13 +44,19 @@ export class LeaseContext {
    * Runs `fn` inside the lease `frame` already holds. Re-entrant scopes joined onto one frame run one after
    * another: `Promise.all` siblings that each lock the key their caller holds stay mutually excluded, and
    * each gets a frame of its own, so their own nested re-entries queue behind them, not behind each other.
+   * If the lease was released meanwhile, `whenReleased` takes the lock anew; if it was lost, the call fails.
    */
-  async join<T>(frame: LeaseFrame, fn: () => Promise<T>): Promise<T> {
+  async join<T>(frame: LeaseFrame, fn: () => Promise<T>, whenReleased: () => Promise<T>): Promise<T> {
     const previous = frame.joined;
     let finished!: () => void;
     frame.joined = new Promise<void>((resolve) => (finished = resolve));
     try {
       await previous;
+      // The caller's scope may have ended while this call queued behind its siblings.
+      if (!frame.lease.held) {
+        frame.lease.signal.throwIfAborted();
+        return await whenReleased();
+      }
       return await this.storage.run(this.frame(frame.lease), fn);
     } finally {
       finished();

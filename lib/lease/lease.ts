@@ -1,6 +1,6 @@
 import { LeaseLostError, type LeaseLostReason } from '../errors/lease-lost.error.js';
 import { LeaseReleasedError } from '../errors/lease-released.error.js';
-import { durationOption } from '../module/resolve-lock-options.js';
+import { durationOption } from '../module/duration-option.js';
 import type { LockEvents } from '../events/lock-events.js';
 import { tokenDigest } from '../events/token-digest.js';
 import type { LockStore } from '../stores/lock-store.interface.js';
@@ -99,11 +99,11 @@ export class Lease implements AsyncDisposable, WatchedLease {
     if (this.state !== 'held') throw new LeaseReleasedError(`Lease on "${this.key}" was already released; it cannot be extended.`);
     const sentAt = Date.now();
     const [renewed] = await this.host.store.renew([{ key: this.key, token: this.token, leaseMs }]);
-    if (!renewed) {
-      this.onLost('rejected');
-      throw this.signal.reason;
-    }
-    if (this.state !== 'held') return;
+    if (!renewed) this.onLost('rejected');
+    // The watchdog may have given the lease up while the renewal was in flight.
+    const state = this.state as LeaseState;
+    if (state === 'lost') throw this.signal.reason;
+    if (state !== 'held') return;
     this.leaseMs = leaseMs;
     this.localExpiry = sentAt + leaseMs;
     this.host.watchdog.watch(this, sentAt);
@@ -183,6 +183,16 @@ export class Lease implements AsyncDisposable, WatchedLease {
     // A renewal that got through after we gave up would keep the key: hand it back (token-checked).
     if (reason === 'expired') this.host.store.release(this.key, this.token, 0).catch(() => undefined);
     this.abort.abort(new LeaseLostError(this.key, reason));
+  }
+
+  /**
+   * @internal Shutdown, past its grace period: whoever still works under this lease is told it is gone
+   * (signal aborted, a pending transaction rolls back), then the key is given back.
+   */
+  async abandon(): Promise<void> {
+    if (this.state !== 'held') return;
+    this.onLost('shutdown');
+    await this.host.store.release(this.key, this.token, 0).catch(() => undefined);
   }
 
   private async releaseOnce(): Promise<void> {

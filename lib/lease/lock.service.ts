@@ -3,11 +3,12 @@ import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import { LeaseLostError } from '../errors/lease-lost.error.js';
 import { LockNotAcquiredError } from '../errors/lock-not-acquired.error.js';
 import { LockReentryError } from '../errors/lock-reentry.error.js';
+import { LockStoreUnavailableError } from '../errors/lock-store-unavailable.error.js';
 import { LockEvents } from '../events/lock-events.js';
 import { assertLockKey } from '../keys/lock-key.js';
 import { RESOLVED_LOCK_OPTIONS } from '../lock.internal-constants.js';
 import type { ResolvedLockOptions } from '../module/lock-module-options.interface.js';
-import { durationOption } from '../module/resolve-lock-options.js';
+import { durationOption } from '../module/duration-option.js';
 import { InjectLockStore, type LockStore } from '../stores/lock-store.interface.js';
 import { LeaseWatchdog } from '../watchdog/lease.watchdog.js';
 import { acquireWithin } from './acquire-waiter.js';
@@ -41,14 +42,16 @@ export interface AcquireOptions {
 }
 
 /**
- * Takes and releases cluster-wide leases. One instance per application: it owns the application's watchdog
- * and, on shutdown, releases whatever is still held and closes the store.
+ * Takes and releases cluster-wide leases. One instance per application: it owns the application's leases
+ * and, on shutdown, drains and releases them and closes the store.
  */
 @Injectable()
 export class LockService implements OnApplicationShutdown {
   private readonly held = new Set<Lease>();
   private readonly context = new LeaseContext();
   private readonly host: LeaseHost;
+  private closed = false;
+  private drained?: () => void;
 
   constructor(
     @Inject(RESOLVED_LOCK_OPTIONS) private readonly options: ResolvedLockOptions,
@@ -61,7 +64,10 @@ export class LockService implements OnApplicationShutdown {
       watchdog,
       events,
       transactions: options.transactionSynchronizer,
-      settled: (lease) => this.held.delete(lease),
+      settled: (lease) => {
+        this.held.delete(lease);
+        if (this.held.size === 0) this.drained?.();
+      },
     };
   }
 
@@ -91,7 +97,13 @@ export class LockService implements OnApplicationShutdown {
   ): Promise<T> {
     const [options, fn] = typeof optionsOrFn === 'function' ? [{}, optionsOrFn] : [optionsOrFn, maybeFn!];
     const holder = this.context.holding(key);
-    if (holder && options.reentrant) return this.context.join(holder, async () => fn(holder.lease));
+    if (holder && options.reentrant) {
+      return this.context.join(holder, async () => fn(holder.lease), () => this.runLocked(key, options, fn));
+    }
+    return this.runLocked(key, options, fn);
+  }
+
+  private async runLocked<T>(key: string, options: AcquireOptions, fn: (lease: Lease) => Promise<T> | T): Promise<T> {
     const lease = await this.acquire(key, options);
     let outcome: { ok: true; value: T } | { ok: false; error: unknown };
     try {
@@ -119,14 +131,32 @@ export class LockService implements OnApplicationShutdown {
     return this.context.current();
   }
 
+  /**
+   * Stops taking new leases, gives locked calls still running up to `shutdownGraceMs` to finish (their
+   * leases stay renewed meanwhile), then tells the rest their lease is gone and releases it, and closes
+   * the store. Nest calls this after the HTTP server stopped accepting requests.
+   */
   async onApplicationShutdown(): Promise<void> {
+    this.closed = true;
+    if (this.held.size > 0) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, this.options.shutdownGraceMs);
+        this.drained = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+    }
+    await Promise.allSettled([...this.held].map((lease) => lease.abandon()));
     this.watchdog.stop();
-    await Promise.allSettled([...this.held].map((lease) => lease.release()));
     await this.store.close();
   }
 
   private async take(key: string, options: AcquireOptions, waitMs: number): Promise<Lease | null> {
     assertLockKey(key);
+    if (this.closed) {
+      throw new LockStoreUnavailableError('acquire', key, { cause: new Error('the application is shutting down') });
+    }
     if (this.context.holding(key)) throw new LockReentryError(key);
     const leaseMs = durationOption('leaseMs', options.leaseMs ?? this.options.leaseMs, 10);
     const minHoldMs = durationOption('minHoldMs', options.minHoldMs ?? 0, 0);

@@ -9,5 +9,6 @@ export const LOCK_MODULE_DEFAULTS = {
   commandTimeoutMs: 2_000,
   retryMinDelayMs: 10,
   retryMaxDelayMs: 1_000,
+  shutdownGraceMs: 5_000,
   holder: () => `${hostname()}:${process.pid}`,
 } as const;

@@ -63,6 +63,12 @@ export interface LockModuleOptions {
    * @default trackedTransactions
    */
   transactionSynchronizer?: TransactionSynchronizer;
+  /**
+   * On shutdown, how long locked calls still running may take to finish before their leases are given up
+   * (their signal aborts, a pending transaction rolls back) and released.
+   * @default 5000
+   */
+  shutdownGraceMs?: number;
 }
 
 /** {@link LockModuleOptions} after defaults and validation. */
@@ -78,4 +84,5 @@ export interface ResolvedLockOptions {
   readonly retryMaxDelayMs: number;
   readonly holder: string;
   readonly transactionSynchronizer: TransactionSynchronizer;
+  readonly shutdownGraceMs: number;
 }

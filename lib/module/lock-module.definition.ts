@@ -4,8 +4,6 @@ import type { LockModuleOptions } from './lock-module-options.interface.js';
 export const {
   ConfigurableModuleClass: ConfigurableLockModule,
   MODULE_OPTIONS_TOKEN: LOCK_MODULE_OPTIONS,
-  OPTIONS_TYPE: LOCK_MODULE_OPTIONS_TYPE,
-  ASYNC_OPTIONS_TYPE: LOCK_MODULE_ASYNC_OPTIONS_TYPE,
 } = new ConfigurableModuleBuilder<LockModuleOptions>({ moduleName: 'DistributedLock' })
   .setClassMethodName('forRoot')
   .setFactoryMethodName('createLockOptions')

@@ -1,12 +1,10 @@
 import { LockConfigError } from '../errors/lock-config.error.js';
+import { durationOption } from './duration-option.js';
 import { isRedisClient } from '../stores/redis/redis-client.factory.js';
 import { trackedTransactions } from '../transactions/transaction-scope.js';
 import type { TransactionSynchronizer } from '../transactions/transaction-synchronizer.interface.js';
 import { LOCK_MODULE_DEFAULTS } from './lock-module-options.defaults.js';
 import type { LockModuleOptions, ResolvedLockOptions } from './lock-module-options.interface.js';
-
-/** setTimeout's ceiling; longer durations would fire at once. */
-const MAX_DURATION_MS = 2_147_483_647;
 
 const KNOWN_OPTIONS = new Set<string>([
   'redis',
@@ -20,7 +18,7 @@ const KNOWN_OPTIONS = new Set<string>([
   'retryMaxDelayMs',
   'holder',
   'transactionSynchronizer',
-  'isGlobal',
+  'shutdownGraceMs',
 ]);
 
 /** Validates module options once, at startup, into the single resolved shape the rest of the code uses. */
@@ -75,6 +73,7 @@ export function resolveLockOptions(options: LockModuleOptions | undefined): Reso
     retryMaxDelayMs,
     holder,
     transactionSynchronizer,
+    shutdownGraceMs: durationOption('shutdownGraceMs', options.shutdownGraceMs ?? LOCK_MODULE_DEFAULTS.shutdownGraceMs, 0),
   };
 }
 
@@ -87,14 +86,6 @@ function isTransactionSynchronizer(value: unknown): value is TransactionSynchron
     typeof candidate.beforeCommit === 'function' &&
     typeof candidate.afterCompletion === 'function'
   );
-}
-
-/** Checks one duration; also used for per-call overrides so they fail the same way. */
-export function durationOption(name: string, value: unknown, min: number): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > MAX_DURATION_MS) {
-    throw new LockConfigError(name, value, `a whole number of milliseconds from ${min} to ${MAX_DURATION_MS}`);
-  }
-  return value;
 }
 
 function assertRedisOption(redis: unknown): void {

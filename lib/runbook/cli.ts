@@ -11,6 +11,9 @@ const WARNING = `A lock that looks stuck may belong to a holder that is still ru
 Before force-releasing: stop or isolate that holder, check its fencing token and TTL and the business data.
 Whatever it still writes must be refused by the fencing token at the resource. Re-run with --confirm.`;
 
+/** Flags followed by a value; every other word is the command or its key. */
+const VALUE_FLAGS = new Set(['--redis', '--prefix']);
+
 function option(args: string[], name: string): string | undefined {
   const index = args.indexOf(`--${name}`);
   return index >= 0 ? args[index + 1] : undefined;
@@ -23,7 +26,7 @@ function describe(lock: { key: string; holder: string; fencingToken: number; ttl
 /** The runbook from the command line: list and inspect held locks, force-release one deliberately. */
 async function main(args: string[]): Promise<number> {
   const redisUrl = option(args, 'redis') ?? process.env.REDIS_URL;
-  const [command, target] = args.filter((arg, i) => !arg.startsWith('--') && !args[i - 1]?.startsWith('--'));
+  const [command, target] = args.filter((arg, i) => !arg.startsWith('--') && !VALUE_FLAGS.has(args[i - 1] ?? ''));
   if (!redisUrl || !command) {
     console.error(USAGE);
     return 2;

@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import { LockKeyError, LockReentryError } from '../../lib/index';
+import { LeaseLostError, LockKeyError, LockReentryError, LockStoreUnavailableError } from '../../lib/index';
 import { createLockApp, type LockApp } from '../support/lock-app';
 import { redisUrl, testPrefix } from '../support/test-prefix';
 
@@ -107,12 +107,52 @@ describe('LockService', () => {
     await expect(app.locks.withLock(key as string, async () => undefined)).rejects.toBeInstanceOf(LockKeyError);
   });
 
-  it('releases held leases and closes its connections on application shutdown', async () => {
+  it('on shutdown lets a running locked call finish, then releases its key', async () => {
     const other = await createLockApp({ redis: redisUrl(), keyPrefix: prefix });
+    let finish!: () => void;
+    let entered!: () => void;
+    const inside = new Promise<void>((resolve) => (entered = resolve));
+    const running = other.locks.withLock('draining', async () => {
+      entered();
+      await new Promise<void>((resolve) => (finish = resolve));
+      return 'finished';
+    });
+    await inside;
+    // What app.close() ends with, called directly so the test knows the drain has begun.
+    const closing = other.locks.onApplicationShutdown();
+    await expect(other.locks.acquire('another')).rejects.toBeInstanceOf(LockStoreUnavailableError);
+    expect((await app.store.inspect('draining'))?.holder).toBeDefined();
+    finish();
+    await expect(running).resolves.toBe('finished');
+    await closing;
+    expect(await app.store.inspect('draining')).toBeNull();
+    expect(other.recorded('lost')).toEqual([]);
+    await other.close();
+  });
+
+  it('on shutdown gives up leases still held after the grace period: signal aborted, key released', async () => {
+    const other = await createLockApp({ redis: redisUrl(), keyPrefix: prefix, shutdownGraceMs: 50 });
     const lease = await other.locks.acquire('held-at-shutdown');
     await other.close();
+    await expect(other.locks.acquire('after-shutdown')).rejects.toBeInstanceOf(LockStoreUnavailableError);
     expect(await app.store.inspect('held-at-shutdown')).toBeNull();
     expect(lease.held).toBe(false);
-    expect(other.recorded('lost')).toEqual([]);
+    expect((lease.signal.reason as LeaseLostError).reason).toBe('shutdown');
+    expect(other.recorded('lost')).toMatchObject([{ key: 'held-at-shutdown', reason: 'shutdown' }]);
+  });
+
+  it('never lets a call that outlives its locked scope join the released lease', async () => {
+    let late!: Promise<number | undefined>;
+    await app.locks.withLock('audit', async () => {
+      // Started in the scope, not awaited: it runs after the scope ended and must lock on its own.
+      late = new Promise((resolve) => setTimeout(resolve, 20)).then(() =>
+        app.locks.withLock('audit', { reentrant: true }, async () => app.locks.current()?.fencingToken),
+      );
+    });
+    const outer = app.recorded('acquired').filter((e) => e.key === 'audit');
+    const token = await late;
+    const acquisitions = app.recorded('acquired').filter((e) => e.key === 'audit');
+    expect(acquisitions).toHaveLength(outer.length + 1);
+    expect(token).toBe(acquisitions.at(-1)!.fencingToken);
   });
 });

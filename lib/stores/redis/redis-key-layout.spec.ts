@@ -1,5 +1,5 @@
 import calculateSlot from 'cluster-key-slot';
-import { RedisKeyLayout } from './redis-key-layout';
+import { RedisKeyLayout } from './redis-key-layout.js';
 
 describe('RedisKeyLayout', () => {
   const layout = new RedisKeyLayout('lock:');

@@ -33,8 +33,8 @@ export class RedisLockStore implements LockStore {
   async acquire(key: string, token: string, leaseMs: number, holder: string): Promise<AcquireResult> {
     const lockKey = this.layout.lockKey(key);
     const pending = acquireScript(this.connection.client, lockKey, this.layout.fenceKey(lockKey), token, leaseMs, holder);
-    // If the answer never comes in time, the script may still run: take the key back if it did. Both calls
-    // go down the same connection in order, so the cleanup runs after the acquire.
+    // Without an answer (timeout, connection lost), the script may still have run or still run: take the
+    // key back if it did. Both calls go down the same connection in order, so the cleanup runs after it.
     const cleanUp = (): void => {
       this.release(key, token, 0).catch(() => undefined);
       pending.then((result) => result.acquired && this.release(key, token, 0)).catch(() => undefined);
@@ -59,7 +59,7 @@ export class RedisLockStore implements LockStore {
     const results = new Array<boolean>(requests.length);
     await this.call(
       'renew',
-      requests[0]!.key,
+      `${requests.length} lease(s) starting with ${requests[0]!.key}`,
       Promise.all(
         batches.map(async (batch) => {
           const renewed = await renewManyScript(this.connection.client, batch);
@@ -123,9 +123,26 @@ export class RedisLockStore implements LockStore {
         },
         (error: unknown) => {
           clearTimeout(timer);
-          reject(new LockStoreUnavailableError(operation, key, { cause: error }));
+          // A reply error means Redis answered (the script did not run); anything else may have run.
+          if (!isReplyError(error)) onUnknownOutcome?.();
+          reject(new LockStoreUnavailableError(operation, key, { cause: withoutCommand(error) }));
         },
       );
     });
   }
+}
+
+function isReplyError(error: unknown): boolean {
+  return error instanceof Error && error.name === 'ReplyError';
+}
+
+/**
+ * ioredis attaches the failed command, arguments included, to its errors; for our scripts those arguments
+ * are ownership tokens. Causes keep only what the command was and what went wrong.
+ */
+function withoutCommand(error: unknown): Error {
+  if (!(error instanceof Error)) return new Error(String(error));
+  const clean = new Error(error.message);
+  clean.name = error.name;
+  return clean;
 }

@@ -5,12 +5,18 @@ import type { AcquireResult } from '../../lock-store.interface.js';
  * KEYS[1] lock hash, KEYS[2] fencing counter of the lock key's hash slot.
  * ARGV[1] token, ARGV[2] lease ms, ARGV[3] holder description.
  *
+ * A key already holding our token means this acquisition was granted before and its reply was lost (ioredis
+ * re-sends unanswered commands after a reconnect): it is granted again with the same fencing token.
+ *
  * The fencing token is a hybrid clock: max(counter + 1, server time in µs). The counter makes it strictly
  * increasing even if the server clock steps back; the clock makes it keep increasing if the counter is lost
  * (async failover, eviction, FLUSHALL), as long as the new primary's clock is not behind the old one.
  */
 const script = new RedisScript(`
 if redis.call('EXISTS', KEYS[1]) == 1 then
+  if redis.pcall('HGET', KEYS[1], 't') == ARGV[1] then
+    return {1, tonumber(redis.call('HGET', KEYS[1], 'f'))}
+  end
   return {0, redis.call('PTTL', KEYS[1])}
 end
 local now = redis.call('TIME')

@@ -1,9 +1,12 @@
 import { RedisScript, type RedisClient } from './define-script.js';
 
-/** KEYS[1] lock hash. Reads holder, fencing token and TTL in one consistent snapshot. */
+/**
+ * KEYS[1] lock hash. Reads holder, fencing token and TTL in one consistent snapshot; a foreign value at the
+ * key reads as no lock.
+ */
 const script = new RedisScript(`
-local fields = redis.call('HMGET', KEYS[1], 'f', 'h')
-if not fields[1] then
+local fields = redis.pcall('HMGET', KEYS[1], 'f', 'h')
+if type(fields) ~= 'table' or not fields[1] then
   return false
 end
 return {fields[1], fields[2] or '', redis.call('PTTL', KEYS[1])}
