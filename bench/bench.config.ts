@@ -1,0 +1,59 @@
+/** Every knob of one run. `--quick` trades repetitions and durations for a run under a minute. */
+export interface BenchConfig {
+  readonly mode: 'quick' | 'full';
+  /** Lease and wait budget of every lock outside the watchdog scenario. */
+  readonly leaseMs: number;
+  readonly waitMs: number;
+  readonly sequential: { readonly repetitions: number; readonly warmupPairs: number; readonly durationMs: number };
+  readonly concurrent: {
+    readonly repetitions: number;
+    readonly workers: number;
+    /** Untimed load before each timed run: JIT warm-up, pipelines filled. */
+    readonly warmupMs: number;
+    readonly durationMs: number;
+  };
+  readonly contended: {
+    readonly repetitions: number;
+    readonly workers: number;
+    /** Workers are spread over this many adapter instances, as over application instances (pods). */
+    readonly instances: number;
+    readonly holdMs: number;
+    readonly durationMs: number;
+  };
+  readonly cost: { readonly pairs: number; readonly contendedMs: number };
+  readonly watchdog: {
+    readonly repetitions: number;
+    readonly leases: number;
+    readonly leaseMs: number;
+    readonly holdMs: number;
+    /** Contender ids measured; others that renew are skipped to keep the run short. */
+    readonly contenders: readonly string[];
+  };
+}
+
+const FULL: BenchConfig = {
+  mode: 'full',
+  leaseMs: 10_000,
+  waitMs: 5_000,
+  // Many short rounds rather than a few long ones: load on a shared machine changes by the second.
+  sequential: { repetitions: 10, warmupPairs: 50, durationMs: 500 },
+  concurrent: { repetitions: 10, workers: 64, warmupMs: 100, durationMs: 500 },
+  contended: { repetitions: 4, workers: 16, instances: 4, holdMs: 1, durationMs: 3_000 },
+  cost: { pairs: 200, contendedMs: 1_000 },
+  watchdog: { repetitions: 3, leases: 10_000, leaseMs: 1_500, holdMs: 6_000, contenders: ['lock-service', 'redis-semaphore', 'redlock'] },
+};
+
+const QUICK: BenchConfig = {
+  mode: 'quick',
+  leaseMs: 10_000,
+  waitMs: 5_000,
+  sequential: { repetitions: 5, warmupPairs: 30, durationMs: 150 },
+  concurrent: { repetitions: 5, workers: 64, warmupMs: 50, durationMs: 150 },
+  contended: { repetitions: 2, workers: 16, instances: 4, holdMs: 1, durationMs: 500 },
+  cost: { pairs: 50, contendedMs: 200 },
+  watchdog: { repetitions: 1, leases: 10_000, leaseMs: 1_500, holdMs: 1_500, contenders: ['lock-service'] },
+};
+
+export function benchConfig(quick: boolean): BenchConfig {
+  return quick ? QUICK : FULL;
+}

@@ -1,0 +1,35 @@
+import type { RetryTuning } from '../adapters/lock-adapter.js';
+import type { BenchConfig } from '../bench.config.js';
+import type { ConcurrentRow } from '../scenarios/concurrent.scenario.js';
+import type { ContendedRow } from '../scenarios/contended.scenario.js';
+import type { CostRow } from '../scenarios/cost.scenario.js';
+import type { OverheadRow } from '../scenarios/decorator-overhead.scenario.js';
+import type { SequentialRow } from '../scenarios/sequential.scenario.js';
+import type { WatchdogRow } from '../scenarios/watchdog.scenario.js';
+import type { Environment } from '../support/environment.js';
+import type { TargetCheck } from './targets.js';
+
+export interface EntrantInfo {
+  readonly id: string;
+  readonly label: string;
+  readonly role: string;
+  readonly tuning: RetryTuning;
+  readonly waiting: string;
+  readonly packageName: string;
+}
+
+/** Everything one run produced: written as JSON, rendered as Markdown. */
+export interface BenchResults {
+  readonly environment: Environment;
+  readonly config: BenchConfig;
+  readonly entrants: EntrantInfo[];
+  readonly unavailable: { id: string; reason: string }[];
+  readonly sequential: SequentialRow[];
+  readonly concurrent: ConcurrentRow[];
+  readonly contended: ContendedRow[];
+  readonly cost: CostRow[];
+  readonly watchdog: WatchdogRow[];
+  readonly decoratorOverhead: OverheadRow[];
+  readonly targets: TargetCheck[];
+  readonly durationSeconds: number;
+}
