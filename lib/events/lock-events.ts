@@ -64,8 +64,13 @@ export class LockEvents {
     return () => this.emitter.off(event, listener);
   }
 
-  /** @internal */
-  emit<E extends LockEventName>(event: E, payload: LockEventMap[E]): void {
+  /**
+   * @internal The payload is built only when someone listens: with 10 000 leases the watchdog would
+   * otherwise allocate an event per lease per interval for nobody.
+   */
+  emit<E extends LockEventName>(event: E, build: () => LockEventMap[E]): void {
+    if (this.emitter.listenerCount(event) === 0) return;
+    const payload = build();
     for (const listener of this.emitter.listeners(event)) {
       try {
         (listener as (value: LockEventMap[E]) => void)(payload);

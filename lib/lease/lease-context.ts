@@ -54,7 +54,7 @@ export class LeaseContext {
       await previous;
       // The caller's scope may have ended while this call queued behind its siblings.
       if (!frame.lease.held) {
-        frame.lease.signal.throwIfAborted();
+        if (frame.lease.lostError) throw frame.lease.lostError;
         return await whenReleased();
       }
       return await this.storage.run(this.frame(frame.lease), fn);

@@ -42,19 +42,19 @@ export class Lease implements AsyncDisposable, WatchedLease {
   readonly key: string;
   /** Strictly greater than every earlier grant's token for this key: pass it to the resource you write. */
   readonly fencingToken: number;
-  /** Aborted, with a `LeaseLostError` as reason, when the lease is lost. Not aborted by a normal release. */
-  readonly signal: AbortSignal;
   /** @internal */
   readonly token: string;
-  /** @internal */
-  readonly tokenDigest: string;
   /** @internal */
   readonly renewIntervalMs: number;
   /** @internal */
   readonly autoRenew: boolean;
   /** @internal */
   leaseMs: number;
-  private readonly abort = new AbortController();
+  // Created on first use: most leases never hand their signal out, and AbortController is not free.
+  private abortController?: AbortController;
+  private digest?: string;
+  /** @internal Set when the lease is lost; the reason its signal aborts with. */
+  lostError?: LeaseLostError;
   private readonly grantedAt = Date.now();
   private readonly minHoldMs: number;
   private localExpiry: number;
@@ -68,15 +68,26 @@ export class Lease implements AsyncDisposable, WatchedLease {
   ) {
     this.key = grant.key;
     this.token = grant.token;
-    this.tokenDigest = tokenDigest(grant.token);
     this.fencingToken = grant.fencingToken;
     this.leaseMs = grant.leaseMs;
     this.renewIntervalMs = grant.renewIntervalMs;
     this.minHoldMs = grant.minHoldMs;
     this.autoRenew = grant.autoRenew;
     this.localExpiry = grant.sentAt + grant.leaseMs;
-    this.signal = this.abort.signal;
     host.watchdog.watch(this, grant.sentAt);
+  }
+
+  /** Aborted, with a `LeaseLostError` as reason, when the lease is lost. Not aborted by a normal release. */
+  get signal(): AbortSignal {
+    this.abortController ??= new AbortController();
+    if (this.lostError && !this.abortController.signal.aborted) this.abortController.abort(this.lostError);
+    return this.abortController.signal;
+  }
+
+  /** @internal Short digest of the token, for logs and events. */
+  get tokenDigest(): string {
+    this.digest ??= tokenDigest(this.token);
+    return this.digest;
   }
 
   /** Local view of when the lease expires (epoch ms) unless renewed: the last renewal's send time + lease. */
@@ -95,14 +106,14 @@ export class Lease implements AsyncDisposable, WatchedLease {
    */
   async extend(ms: number = this.leaseMs): Promise<void> {
     const leaseMs = durationOption('leaseMs', ms, 10);
-    if (this.state === 'lost') throw this.signal.reason;
+    if (this.lostError) throw this.lostError;
     if (this.state !== 'held') throw new LeaseReleasedError(`Lease on "${this.key}" was already released; it cannot be extended.`);
     const sentAt = Date.now();
     const [renewed] = await this.host.store.renew([{ key: this.key, token: this.token, leaseMs }]);
     if (!renewed) this.onLost('rejected');
     // The watchdog may have given the lease up while the renewal was in flight.
     const state = this.state as LeaseState;
-    if (state === 'lost') throw this.signal.reason;
+    if (state === 'lost') throw this.lostError;
     if (state !== 'held') return;
     this.leaseMs = leaseMs;
     this.localExpiry = sentAt + leaseMs;
@@ -138,7 +149,7 @@ export class Lease implements AsyncDisposable, WatchedLease {
     if (this.state !== 'held' || !transactions.isTransactionActive()) return false;
     transactions.beforeCommit(() => {
       this.confirmHeld();
-      this.signal.throwIfAborted();
+      if (this.lostError) throw this.lostError;
     });
     transactions.afterCompletion(() => this.release().catch(() => undefined));
     return true;
@@ -165,12 +176,12 @@ export class Lease implements AsyncDisposable, WatchedLease {
   /** @internal */
   onRenewed(sentAt: number): void {
     this.localExpiry = sentAt + this.leaseMs;
-    this.host.events.emit('renewed', { ...this.describe(), expiresAt: this.localExpiry });
+    this.host.events.emit('renewed', () => ({ ...this.describe(), expiresAt: this.localExpiry }));
   }
 
   /** @internal */
   onRenewFailed(error: unknown): void {
-    this.host.events.emit('renew-failed', { ...this.describe(), error });
+    this.host.events.emit('renew-failed', () => ({ ...this.describe(), error }));
   }
 
   /** @internal */
@@ -179,10 +190,11 @@ export class Lease implements AsyncDisposable, WatchedLease {
     this.state = 'lost';
     this.host.watchdog.unwatch(this);
     this.host.settled(this);
-    this.host.events.emit('lost', { ...this.describe(), reason });
+    this.host.events.emit('lost', () => ({ ...this.describe(), reason }));
     // A renewal that got through after we gave up would keep the key: hand it back (token-checked).
     if (reason === 'expired') this.host.store.release(this.key, this.token, 0).catch(() => undefined);
-    this.abort.abort(new LeaseLostError(this.key, reason));
+    this.lostError = new LeaseLostError(this.key, reason);
+    this.abortController?.abort(this.lostError);
   }
 
   /**
@@ -206,14 +218,14 @@ export class Lease implements AsyncDisposable, WatchedLease {
     } catch (error) {
       this.state = 'released';
       this.host.settled(this);
-      this.host.events.emit('release-failed', { ...this.describe(), error });
+      this.host.events.emit('release-failed', () => ({ ...this.describe(), error }));
       throw error;
     }
     if (!released) return this.onLost('rejected');
     if (this.state !== 'releasing') return;
     this.state = 'released';
     this.host.settled(this);
-    this.host.events.emit('released', { ...this.describe(), heldMs: Date.now() - this.grantedAt, keptMs });
+    this.host.events.emit('released', () => ({ ...this.describe(), heldMs: Date.now() - this.grantedAt, keptMs }));
   }
 
   private describe(): { key: string; fencingToken: number; tokenDigest: string } {

@@ -13,6 +13,7 @@ import { InjectLockStore, type LockStore } from '../stores/lock-store.interface.
 import { LeaseWatchdog } from '../watchdog/lease.watchdog.js';
 import { acquireWithin } from './acquire-waiter.js';
 import { LeaseContext } from './lease-context.js';
+import { LocalWaitQueue } from './local-wait-queue.js';
 import { Lease, type LeaseHost } from './lease.js';
 
 /** Per-call options; unset values come from the module options. */
@@ -49,6 +50,7 @@ export interface AcquireOptions {
 export class LockService implements OnApplicationShutdown {
   private readonly held = new Set<Lease>();
   private readonly context = new LeaseContext();
+  private readonly waiters = new LocalWaitQueue();
   private readonly host: LeaseHost;
   private closed = false;
   private drained?: () => void;
@@ -112,15 +114,14 @@ export class LockService implements OnApplicationShutdown {
       outcome = { ok: false, error };
     }
     lease.confirmHeld();
-    if (!lease.signal.aborted && lease.deferReleaseToTransaction()) {
+    if (!lease.lostError && lease.deferReleaseToTransaction()) {
       if (!outcome.ok) throw outcome.error;
       return outcome.value;
     }
     // A failed release is reported through the 'release-failed' event; the key expires on its own.
     await lease.release().catch(() => undefined);
-    if (lease.signal.aborted) {
-      const lost = lease.signal.reason as LeaseLostError;
-      throw new LeaseLostError(key, lost.reason, outcome.ok ? undefined : { cause: outcome.error });
+    if (lease.lostError) {
+      throw new LeaseLostError(key, lease.lostError.reason, outcome.ok ? undefined : { cause: outcome.error });
     }
     if (!outcome.ok) throw outcome.error;
     return outcome.value;
@@ -164,15 +165,24 @@ export class LockService implements OnApplicationShutdown {
     options.signal?.throwIfAborted();
     const token = randomBytes(16).toString('base64url');
     const startedAt = Date.now();
-    const { granted, attempts, lastSentAt } = await acquireWithin({
-      waitMs,
-      retryMinDelayMs: this.options.retryMinDelayMs,
-      retryMaxDelayMs: this.options.retryMaxDelayMs,
-      signal: options.signal,
-      attempt: () => this.store.acquire(key, token, leaseMs, this.options.holder),
-      subscribe: (listener) => this.store.onRelease(key, listener),
-      onContention: (holderTtlMs) => this.events.emit('contention', { key, holderTtlMs }),
-    });
+    // One attempt (waitMs 0) never queues; a waiting caller first lets earlier local waiters go.
+    const leaveQueue = waitMs === 0 ? () => undefined : await this.waiters.enter(key, startedAt + waitMs, options.signal);
+    if (!leaveQueue) return null;
+    let waited: Awaited<ReturnType<typeof acquireWithin>>;
+    try {
+      waited = await acquireWithin({
+        waitMs: Math.max(0, startedAt + waitMs - Date.now()),
+        retryMinDelayMs: this.options.retryMinDelayMs,
+        retryMaxDelayMs: this.options.retryMaxDelayMs,
+        signal: options.signal,
+        attempt: () => this.store.acquire(key, token, leaseMs, this.options.holder),
+        subscribe: (listener) => this.store.onRelease(key, listener),
+        onContention: (holderTtlMs) => this.events.emit('contention', () => ({ key, holderTtlMs })),
+      });
+    } finally {
+      leaveQueue();
+    }
+    const { granted, attempts, lastSentAt } = waited;
     if (!granted) return null;
     const lease = new Lease(this.host, {
       key,
@@ -189,13 +199,13 @@ export class LockService implements OnApplicationShutdown {
       await lease.release().catch(() => undefined);
       options.signal.throwIfAborted();
     }
-    this.events.emit('acquired', {
+    this.events.emit('acquired', () => ({
       key,
       fencingToken: lease.fencingToken,
       tokenDigest: lease.tokenDigest,
       waitedMs: Date.now() - startedAt,
       attempts,
-    });
+    }));
     return lease;
   }
 }

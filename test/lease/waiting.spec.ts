@@ -70,8 +70,9 @@ describe('waiting for a held key', () => {
     await lease.release();
   });
 
-  it('hands a contended key to each of many waiters in turn', async () => {
+  it('serves the waiters of one application in arrival order, one store attempt per hand-off', async () => {
     const order: number[] = [];
+    const contentionBefore = waiter.recorded('contention').filter((e) => e.key === 'queue').length;
     await Promise.all(
       Array.from({ length: 8 }, (_, i) =>
         waiter.locks.withLock('queue', { waitMs: 50_000 }, async () => {
@@ -79,6 +80,22 @@ describe('waiting for a held key', () => {
         }),
       ),
     );
-    expect(order.sort()).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+    expect(order).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+    // Only the head of the local queue asks the store; each of the 7 later heads is denied once at most.
+    const acquired = waiter.recorded('acquired').filter((e) => e.key === 'queue').slice(-8);
+    expect(acquired.reduce((sum, e) => sum + e.attempts, 0)).toBeLessThanOrEqual(8 + 7 * 2);
+    expect(waiter.recorded('contention').filter((e) => e.key === 'queue').length - contentionBefore).toBeLessThanOrEqual(7);
+  });
+
+  it('makes a caller that just released queue behind those already waiting', async () => {
+    const order: string[] = [];
+    const first = await waiter.locks.acquire('regrab');
+    const contention = waiter.next('contention', (e) => e.key === 'regrab');
+    const other = waiter.locks.withLock('regrab', { waitMs: 50_000 }, async () => void order.push('waiting caller'));
+    await contention;
+    await first.release();
+    await waiter.locks.withLock('regrab', { waitMs: 50_000 }, async () => void order.push('releasing caller again'));
+    await other;
+    expect(order).toEqual(['waiting caller', 'releasing caller again']);
   });
 });
