@@ -5,7 +5,6 @@ export { Lease } from './lease/lease.js';
 export { LockStore, InjectLockStore } from './lock.constants.js';
 export type { AcquireResult, HeldLock, LockDenied, LockGranted, RenewRequest } from './stores/lock-store.interface.js';
 export { MemoryLockStore } from './stores/memory/memory-lock.store.js';
-export { RedisLockStore, type RedisLockStoreOptions } from './stores/redis/redis-lock.store.js';
 export type { RedisConnectionOption } from './stores/redis/redis-client.factory.js';
 export { MAX_LOCK_KEY_BYTES } from './keys/lock-key.js';
 export {

@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import { RedisLockStore } from '../../lib/index';
+import { RedisLockStore } from '../../lib/stores/redis/redis-lock.store';
 import { createRedisConnection } from '../../lib/stores/redis/redis-client.factory';
 import { redisUrl, testPrefix } from '../support/test-prefix';
 import { describeLockStoreContract } from './lock-store.contract';
