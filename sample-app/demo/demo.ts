@@ -69,6 +69,11 @@ async function main(): Promise<number> {
     const t = load.total();
     say(`  ${Math.round((Date.now() - started) / 1000)}s  requests ${t.requests}  200 ${t.ok}  409 ${t.conflicts}  errors ${t.errors}`);
   }, 2_000);
+  // Interrupted or failed: stop the traffic before the instances go away.
+  cleanups.push(async () => {
+    clearInterval(progress);
+    load.stop();
+  });
   const running = load.run(options.concurrency);
 
   await new Promise((resolve) => setTimeout(resolve, (options.seconds * 1000) / 3));
