@@ -17,7 +17,8 @@ export class LocalWaitQueue {
    * one in; resolves `undefined` if `deadline` passes first. Rejects if `signal` aborts meanwhile.
    */
   async enter(key: string, deadline: number, signal?: AbortSignal): Promise<(() => void) | undefined> {
-    const queue = this.queues.get(key) ?? { tail: Promise.resolve(), waiting: 0 };
+    const existing = this.queues.get(key);
+    const queue = existing ?? { tail: Promise.resolve(), waiting: 0 };
     this.queues.set(key, queue);
     const previous = queue.tail;
     let leave!: () => void;
@@ -29,6 +30,8 @@ export class LocalWaitQueue {
       leave();
       if (--queue.waiting === 0 && this.queues.get(key) === queue) this.queues.delete(key);
     };
+    // Nobody local is waiting (the common, uncontended case): no timer, no extra promise turn.
+    if (!existing) return done;
     try {
       if (await turnBefore(previous, deadline, signal)) return done;
     } catch (error) {
