@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import { LeaseLostError } from '../errors/lease-lost.error.js';
 import { LockNotAcquiredError } from '../errors/lock-not-acquired.error.js';
@@ -163,7 +163,8 @@ export class LockService implements OnApplicationShutdown {
     const minHoldMs = durationOption('minHoldMs', options.minHoldMs ?? 0, 0);
     durationOption('waitMs', waitMs, 0);
     options.signal?.throwIfAborted();
-    const token = randomBytes(16).toString('base64url');
+    // 122 random bits; randomUUID draws from a cached entropy pool, randomBytes costs a syscall per lease.
+    const token = randomUUID();
     const startedAt = Date.now();
     // One attempt (waitMs 0) never queues; a waiting caller first lets earlier local waiters go.
     const leaveQueue = waitMs === 0 ? () => undefined : await this.waiters.enter(key, startedAt + waitMs, options.signal);
