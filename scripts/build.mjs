@@ -5,7 +5,7 @@ import { createRequire } from 'node:module';
 
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
 rmSync('dist', { recursive: true, force: true });
-for (const project of ['tsconfig.build.json', 'tsconfig.build.esm.json']) {
+for (const project of ['lib/tsconfig.lib.json', 'lib/tsconfig.lib.esm.json']) {
   execFileSync(process.execPath, [tsc, '-p', project], { stdio: 'inherit' });
 }
 writeFileSync('dist/esm/package.json', '{ "type": "module" }\n');
