@@ -23,6 +23,13 @@ interface InstanceStatsSnapshot {
 
 const cleanups: Array<() => Promise<void>> = [];
 
+/** A server the demo started, so it stops it too. */
+async function owned<T extends { stop(): Promise<void> }>(starting: Promise<T>): Promise<T> {
+  const server = await starting;
+  cleanups.push(() => server.stop());
+  return server;
+}
+
 async function cleanUp(): Promise<void> {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
 }
@@ -39,9 +46,8 @@ async function main(): Promise<number> {
   cleanups.push(async () => rmSync(logDir, { recursive: true, force: true }));
 
   say('Starting Redis and PostgreSQL…');
-  const redisUrl = process.env.REDIS_URL ?? (await startRedisServer().then((redis) => (cleanups.push(redis.stop), redis.url)));
-  const databaseUrl =
-    process.env.DATABASE_URL ?? (await startPostgresServer().then((pg) => (cleanups.push(pg.stop), pg.url)));
+  const redisUrl = process.env.REDIS_URL ?? (await owned(startRedisServer())).url;
+  const databaseUrl = process.env.DATABASE_URL ?? (await owned(startPostgresServer())).url;
 
   const cluster = new InstanceCluster(logDir, {
     REDIS_URL: redisUrl,
