@@ -146,7 +146,9 @@ export class Lease implements AsyncDisposable, WatchedLease {
    */
   deferReleaseToTransaction(): boolean {
     const { transactions } = this.host;
-    if (this.state !== 'held' || !transactions.isTransactionActive()) return false;
+    if (!transactions.isTransactionActive()) return false;
+    this.confirmHeld();
+    if (this.state !== 'held') return false;
     transactions.beforeCommit(() => {
       this.confirmHeld();
       if (this.lostError) throw this.lostError;
@@ -165,11 +167,11 @@ export class Lease implements AsyncDisposable, WatchedLease {
   }
 
   /**
-   * @internal Declares the lease lost as soon as its local deadline has passed, without waiting for the
+   * Declares the lease lost as soon as its local deadline has passed, without waiting for the
    * watchdog's timer: after the process was frozen (GC pause, SIGSTOP, a blocked event loop) timers fire
    * late, and a commit or a result must not slip through before they do.
    */
-  confirmHeld(): void {
+  private confirmHeld(): void {
     if (this.state === 'held' && Date.now() >= this.localExpiry - clockDriftMs(this.leaseMs)) this.onLost('expired');
   }
 
@@ -209,6 +211,9 @@ export class Lease implements AsyncDisposable, WatchedLease {
 
   private async releaseOnce(): Promise<void> {
     this.host.watchdog.unwatch(this);
+    // A lease past its deadline is reported lost, not released as if nothing happened (its key, if still
+    // ours, is handed back by onLost).
+    this.confirmHeld();
     if (this.state !== 'held') return;
     this.state = 'releasing';
     const keptMs = Math.max(0, this.minHoldMs - (Date.now() - this.grantedAt));

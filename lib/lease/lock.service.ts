@@ -98,10 +98,9 @@ export class LockService implements OnApplicationShutdown {
     maybeFn?: (lease: Lease) => Promise<T> | T,
   ): Promise<T> {
     const [options, fn] = typeof optionsOrFn === 'function' ? [{}, optionsOrFn] : [optionsOrFn, maybeFn!];
-    const holder = this.context.holding(key);
-    if (holder && options.reentrant) {
-      return this.context.join(holder, async () => fn(holder.lease), () => this.runLocked(key, options, fn));
-    }
+    // Only a re-entrant call looks for a held lease here; take() rejects any other re-entry.
+    const holder = options.reentrant ? this.context.holding(key) : undefined;
+    if (holder) return this.context.join(holder, async () => fn(holder.lease), () => this.runLocked(key, options, fn));
     return this.runLocked(key, options, fn);
   }
 
@@ -113,8 +112,7 @@ export class LockService implements OnApplicationShutdown {
     } catch (error) {
       outcome = { ok: false, error };
     }
-    lease.confirmHeld();
-    if (!lease.lostError && lease.deferReleaseToTransaction()) {
+    if (lease.deferReleaseToTransaction()) {
       if (!outcome.ok) throw outcome.error;
       return outcome.value;
     }

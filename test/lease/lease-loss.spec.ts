@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import { LeaseLostError } from '../../lib/index';
+import { LeaseLostError, type Lease } from '../../lib/index';
 import { createLockApp, type LockApp } from '../support/lock-app';
 import { startRedisServer, type RedisServer } from '../../scripts/servers/redis-server';
 import { redisUrl, testPrefix } from '../support/test-prefix';
@@ -65,6 +65,18 @@ describe('lease loss is visible', () => {
         .catch((e: unknown) => e);
       expect(result).toBeInstanceOf(LeaseLostError);
       expect((result as LeaseLostError).reason).toBe('expired');
+    });
+
+    it('reports a manual `await using` scope frozen past its lease as lost when the block ends', async () => {
+      let lease!: Lease;
+      {
+        await using held = await app.locks.acquire('frozen-manual');
+        lease = held;
+        const until = Date.now() + 600;
+        while (Date.now() < until);
+      }
+      expect((lease.signal.reason as LeaseLostError).reason).toBe('expired');
+      expect(app.recorded('released').filter((e) => e.key === 'frozen-manual')).toEqual([]);
     });
   });
 
