@@ -17,14 +17,13 @@ export function wrapMethod<F extends AnyFunction>(
 }
 
 /**
- * Copies every reflect-metadata entry defined on `from` itself onto `to`: route paths and HTTP methods,
- * `@Cron`/`@Interval` options, guards, interceptors, `SetMetadata` values and transaction options that
- * decorators below ours attached to the function before we wrapped it. Decorators above ours attach theirs
- * to the wrapper directly. Entries `to` already has win, so copying never undoes a later decorator.
+ * Copies every reflect-metadata entry defined on `from` itself onto `to`, a wrapper just created: route
+ * paths and HTTP methods, `@Cron`/`@Interval` options, guards, interceptors, `SetMetadata` values and
+ * transaction options that decorators below ours attached to the function before we wrapped it.
+ * Decorators above ours run later and attach theirs to the wrapper directly.
  */
 export function copyMethodMetadata(from: object, to: object): void {
   for (const key of Reflect.getOwnMetadataKeys(from)) {
-    if (Reflect.hasOwnMetadata(key, to)) continue;
     Reflect.defineMetadata(key, Reflect.getOwnMetadata(key, from), to);
   }
 }

@@ -64,7 +64,7 @@ export function encodeKeySegment(value: KeySegmentValue): string {
   return encoded;
 }
 
-/** The inverse of {@link encodeKeySegment} (used by tests and by tools that list held keys). */
+/** The inverse of {@link encodeKeySegment}: that one exists proves the encoding injective, and the specs round-trip through it. */
 export function decodeKeySegment(encoded: string): string {
   const bytes: number[] = [];
   for (let i = 0; i < encoded.length; i++) {
