@@ -1,6 +1,6 @@
 import type { INestApplicationContext, Provider } from '@nestjs/common';
 import { DistributedLockModule, LockEvents, LockService } from '../../lib/index.js';
-import type { AdapterOptions } from './lock-adapter.js';
+import type { AdapterOptions, Contender, LockAdapter } from './lock-adapter.js';
 import { openNestContext } from './nest-context.js';
 
 /**
@@ -30,3 +30,30 @@ export async function openLockModuleContext(
 
 /** The library's retry behaviour, in words, for every adapter that goes through it. */
 export const LOCK_MODULE_WAITING = 'woken by release (pub/sub); fallback retry 10–1000 ms, jittered (module defaults)';
+
+/** How one of this library's paths takes a lock, once its application runs. */
+export interface LibraryPath {
+  /** Extra classes the path needs in the application (a decorated provider). */
+  readonly providers?: Provider[];
+  acquire(app: INestApplicationContext, locks: LockService): LockAdapter['acquire'];
+}
+
+/**
+ * One of this library's own paths: the same module configuration, waiting and loss counting, differing only
+ * in how a lock is taken.
+ */
+export function libraryContender(id: string, label: string, path: (options: AdapterOptions) => LibraryPath): Contender {
+  return {
+    id,
+    label,
+    role: 'library',
+    packageName: 'nestjs-distributed-lock',
+    tunings: { defaults: LOCK_MODULE_WAITING },
+    renewsLeases: true,
+    async open(options): Promise<LockAdapter> {
+      const { providers, acquire } = path(options);
+      const { app, locks } = await openLockModuleContext(options, providers);
+      return { acquire: acquire(app, locks), close: () => app.close() };
+    },
+  };
+}
