@@ -3,8 +3,16 @@ export type { LockModuleOptions, LockStoreKind } from './module/lock-module-opti
 export { LockService, type AcquireOptions } from './lease/lock.service.js';
 export { Lease } from './lease/lease.js';
 export { LockStore, InjectLockStore } from './lock.constants.js';
-export type { AcquireResult, HeldLock, LockDenied, LockGranted, RenewRequest } from './stores/lock-store.interface.js';
-export { MemoryLockStore } from './stores/memory/memory-lock.store.js';
+export type {
+  AcquireResult,
+  ForceReleaseResult,
+  HeldLock,
+  LockDenied,
+  LockGranted,
+  RenewOutcome,
+  RenewRequest,
+} from './stores/lock-store.interface.js';
+export { MemoryLockStore, type MemoryLockStoreOptions } from './stores/memory/memory-lock.store.js';
 export type { RedisConnectionOption } from './stores/redis/redis-client.factory.js';
 export { MAX_LOCK_KEY_BYTES } from './keys/lock-key.js';
 export {

@@ -110,6 +110,7 @@ export class Lease implements AsyncDisposable, WatchedLease {
     if (this.state !== 'held') throw new LeaseReleasedError(`Lease on "${this.key}" was already released; it cannot be extended.`);
     const sentAt = Date.now();
     const [renewed] = await this.host.store.renew([{ key: this.key, token: this.token, leaseMs }]);
+    if (renewed instanceof Error) throw renewed;
     if (!renewed) this.onLost('rejected');
     // The watchdog may have given the lease up while the renewal was in flight.
     const state = this.state as LeaseState;

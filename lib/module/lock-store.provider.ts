@@ -12,7 +12,7 @@ export const lockStoreProvider: FactoryProvider<LockStore> = {
   inject: [RESOLVED_LOCK_OPTIONS],
   useFactory: (options: ResolvedLockOptions): LockStore =>
     options.store === 'memory'
-      ? new MemoryLockStore()
+      ? new MemoryLockStore({ keyPrefix: options.keyPrefix })
       : new RedisLockStore(createRedisConnection(options.redis!), {
           keyPrefix: options.keyPrefix,
           commandTimeoutMs: options.commandTimeoutMs,

@@ -45,8 +45,9 @@ async function main(args: string[]): Promise<number> {
       const held = await runbook.inspect(target);
       console.log(held ? describe(held) : `${target} is not held`);
     } else if (command === 'force-release' && target) {
-      const taken = await runbook.forceRelease(target);
-      console.log(taken ? `released ${target} (was holder=${taken.holder} fencing=${taken.fencingToken})` : `${target} was not held`);
+      const outcome = await runbook.forceRelease(target);
+      if (outcome.released) console.log(`released ${target} (was holder=${outcome.lock.holder} fencing=${outcome.lock.fencingToken})`);
+      else console.log(`${target} was not held`);
     } else {
       console.error(USAGE);
       return 2;

@@ -20,6 +20,21 @@ export interface RenewRequest {
   readonly leaseMs: number;
 }
 
+/**
+ * One renewal's outcome: `true` renewed, `false` the token no longer owns the key (the lease is lost), or
+ * the error that kept this one request from an answer (say its shard was unreachable): unknown, so the
+ * watchdog retries it until the lease's local deadline. A failure on one shard costs only that shard's
+ * requests; a store that cannot answer at all may reject the whole call instead.
+ */
+export type RenewOutcome = boolean | Error;
+
+/** What `forceRelease` did: the lock it took away, or why it took nothing. */
+export type ForceReleaseResult =
+  | { readonly released: true; readonly lock: HeldLock }
+  | { readonly released: false; readonly reason: 'not-held' }
+  /** The key is held under another fencing token than the operator saw: somebody new holds it. */
+  | { readonly released: false; readonly reason: 'fencing-mismatch'; readonly current: HeldLock };
+
 /** What the store knows about a held key, for the runbook and for tests. */
 export interface HeldLock {
   readonly key: string;
@@ -40,11 +55,27 @@ export interface LockStore {
    * (minimum hold for cron de-duplication). Returns false when the token no longer owned the key.
    */
   release(key: string, token: string, keepMs: number): Promise<boolean>;
-  /** Sets each key's TTL to its `leaseMs` where the token still owns it; one result per request. */
-  renew(requests: readonly RenewRequest[]): Promise<boolean[]>;
+  /**
+   * Sets each key's TTL to its `leaseMs` where the token still owns it; one outcome per request, in
+   * request order (see {@link RenewOutcome}). Never re-creates a missing key.
+   */
+  renew(requests: readonly RenewRequest[]): Promise<RenewOutcome[]>;
   /** Calls `listener` whenever `key` is released; resolves once notifications are flowing. */
   onRelease(key: string, listener: () => void): Promise<() => void>;
   inspect(key: string): Promise<HeldLock | null>;
+  /**
+   * Held locks whose key matches `match` (a glob: `*` any run of characters, `?` one), sorted by key.
+   * For the runbook: it may walk the whole store, so it is not for hot paths.
+   */
+  list(match?: string): Promise<HeldLock[]>;
+  /**
+   * The runbook's deliberate override: deletes the key whoever holds it and wakes its waiters. With
+   * `fencingToken`, only if the key is still held under that token (compare-and-delete), so a holder that
+   * took over after the operator looked is never the one removed.
+   */
+  forceRelease(key: string, fencingToken?: number): Promise<ForceReleaseResult>;
+  /** One round trip to the store; rejects with `LockStoreUnavailableError` when it does not answer. */
+  ping(): Promise<void>;
   /** Closes what the store opened; connections handed in by the user stay open. */
   close(): Promise<void>;
 }

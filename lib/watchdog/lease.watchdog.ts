@@ -1,5 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { InjectLockStore, type LockStore } from '../stores/lock-store.interface.js';
+import { InjectLockStore, type LockStore, type RenewOutcome } from '../stores/lock-store.interface.js';
 import { clockDriftMs } from './clock-drift.js';
 import type { WatchedLease } from './watched-lease.interface.js';
 
@@ -87,24 +87,25 @@ export class LeaseWatchdog {
   private async renew(due: Array<[WatchedLease, Schedule]>): Promise<void> {
     const sentAt = Date.now();
     for (const [, schedule] of due) schedule.inFlight = true;
-    let results: boolean[] | undefined;
-    let failure: unknown;
+    let results: RenewOutcome[];
     try {
       results = await this.store.renew(due.map(([lease]) => ({ key: lease.key, token: lease.token, leaseMs: lease.leaseMs })));
     } catch (error) {
-      failure = error;
+      results = due.map(() => error as Error);
     }
     let next = Infinity;
     due.forEach(([lease, schedule], i) => {
       if (this.leases.get(lease) !== schedule) return;
-      if (results?.[i]) {
+      const result = results[i];
+      if (result === true) {
         this.reset(lease, schedule, sentAt);
         lease.onRenewed(sentAt);
-      } else if (results) {
+      } else if (result === false) {
         this.leases.delete(lease);
         lease.onLost('rejected');
         return;
       } else {
+        const failure = result;
         // Retry soon; the deadline check in tick() declares the lease lost if no retry gets through.
         schedule.inFlight = false;
         schedule.dueAt = Date.now() + Math.max(10, Math.min(lease.renewIntervalMs / 4, 500));

@@ -45,13 +45,16 @@ describe('runbook: list, inspect and force-release held locks', () => {
     const lost = app.next('lost', (e) => e.key === 'stuck');
     const waiting = app.locks.tryAcquire('stuck');
     expect(await waiting).toBeNull();
-    expect(await runbook.forceRelease('stuck')).toEqual({ fencingToken: stuck.fencingToken, holder: 'pod-a' });
+    expect(await runbook.forceRelease('stuck')).toMatchObject({
+      released: true,
+      lock: { key: 'stuck', fencingToken: stuck.fencingToken, holder: 'pod-a' },
+    });
     const next = await app.locks.acquire('stuck', { waitMs: 0, leaseMs: 10_000 });
     expect(await lost).toMatchObject({ reason: 'rejected' });
     expect(stuck.signal.aborted).toBe(true);
     expect(await runbook.inspect('stuck')).toMatchObject({ fencingToken: next.fencingToken });
     await next.release();
-    expect(await runbook.forceRelease('stuck')).toBeNull();
+    expect(await runbook.forceRelease('stuck')).toEqual({ released: false, reason: 'not-held' });
   });
 
   it('works from the command line, and refuses to force-release without --confirm', async () => {

@@ -145,6 +145,59 @@ export function describeLockStoreContract(name: string, create: () => Promise<Co
       expect(heard).toEqual([k]);
     });
 
+    it('lists held locks matching a glob, sorted by key, and nothing it does not hold', async () => {
+      const base = `list:${++n}`;
+      const owners = [token(), token(), token()];
+      await store.acquire(`${base}:b`, owners[0]!, 10_000, 'pod-b');
+      await store.acquire(`${base}:a`, owners[1]!, 10_000, 'pod-a');
+      await store.acquire(`${base}x:c`, owners[2]!, 10_000, 'pod-c');
+      await store.acquire(`${base}:gone`, token(), 10_000, 'pod-d');
+      const released = await store.list(`${base}:gone`);
+      expect(released.map((lock) => lock.key)).toEqual([`${base}:gone`]);
+      await store.forceRelease(`${base}:gone`);
+      const held = await store.list(`${base}:*`);
+      expect(held.map((lock) => [lock.key, lock.holder])).toEqual([
+        [`${base}:a`, 'pod-a'],
+        [`${base}:b`, 'pod-b'],
+      ]);
+      expect(held.every((lock) => lock.ttlMs > 0 && lock.fencingToken > 0)).toBe(true);
+      expect((await store.list(`${base}?:*`)).map((lock) => lock.key)).toEqual([`${base}x:c`]);
+      expect(await store.list(`${base}[x]:*`)).toEqual([]);
+    });
+
+    it('force-releases whoever holds a key, and wakes its waiters', async () => {
+      const k = key();
+      const granted = await store.acquire(k, token(), 10_000, 'stuck');
+      if (!granted.acquired) throw new Error('key should be free');
+      let woken!: () => void;
+      const wake = new Promise<void>((resolve) => (woken = resolve));
+      const stop = await store.onRelease(k, () => woken());
+      const outcome = await store.forceRelease(k);
+      expect(outcome).toMatchObject({ released: true, lock: { key: k, holder: 'stuck', fencingToken: granted.fencingToken } });
+      await wake;
+      stop();
+      expect(await store.inspect(k)).toBeNull();
+      expect(await store.forceRelease(k)).toEqual({ released: false, reason: 'not-held' });
+    });
+
+    it('force-releases only the grant the operator saw when given its fencing token', async () => {
+      const k = key();
+      const first = token();
+      const old = await store.acquire(k, first, 10_000, 'old');
+      if (!old.acquired) throw new Error('key should be free');
+      await store.release(k, first, 0);
+      const next = await store.acquire(k, token(), 10_000, 'new');
+      if (!next.acquired) throw new Error('key should be free');
+      const refused = await store.forceRelease(k, old.fencingToken);
+      expect(refused).toMatchObject({ released: false, reason: 'fencing-mismatch', current: { holder: 'new', fencingToken: next.fencingToken } });
+      expect(await store.inspect(k)).toMatchObject({ holder: 'new' });
+      expect(await store.forceRelease(k, next.fencingToken)).toMatchObject({ released: true, lock: { holder: 'new' } });
+    });
+
+    it('answers a ping', async () => {
+      await expect(store.ping()).resolves.toBeUndefined();
+    });
+
     it('reports what it holds: fencing token, holder and TTL', async () => {
       const k = key();
       const granted = await store.acquire(k, token(), 10_000, 'host-1:42');

@@ -1,9 +1,20 @@
 import { LockStoreUnavailableError } from '../../errors/lock-store-unavailable.error.js';
-import type { AcquireResult, HeldLock, LockStore, RenewRequest } from '../lock-store.interface.js';
+import { globForRedis } from '../key-glob.js';
+import type {
+  AcquireResult,
+  ForceReleaseResult,
+  HeldLock,
+  LockStore,
+  RenewOutcome,
+  RenewRequest,
+} from '../lock-store.interface.js';
+import type { Cluster, Redis } from 'ioredis';
 import { closeRedisClient, type RedisConnection } from './redis-client.factory.js';
+import type { RedisClient } from './scripts/define-script.js';
 import { RedisKeyLayout } from './redis-key-layout.js';
 import { ReleaseChannel } from './release-channel.js';
 import { acquireScript } from './scripts/acquire.script.js';
+import { forceReleaseScript } from './scripts/force-release.script.js';
 import { inspectScript } from './scripts/inspect.script.js';
 import { releaseScript } from './scripts/release.script.js';
 import { renewManyScript, type RenewEntry } from './scripts/renew-many.script.js';
@@ -53,19 +64,20 @@ export class RedisLockStore implements LockStore {
     return this.call('release', key, pending);
   }
 
-  async renew(requests: readonly RenewRequest[]): Promise<boolean[]> {
+  async renew(requests: readonly RenewRequest[]): Promise<RenewOutcome[]> {
     if (requests.length === 0) return [];
     const batches = this.batch(requests.map((request, index) => ({ index, lockKey: this.layout.lockKey(request.key), ...request })));
-    const results = new Array<boolean>(requests.length);
-    await this.call(
-      'renew',
-      `${requests.length} lease(s) starting with ${requests[0]!.key}`,
-      Promise.all(
-        batches.map(async (batch) => {
-          const renewed = await renewManyScript(this.connection.client, batch);
+    const results = new Array<RenewOutcome>(requests.length);
+    // Each batch stands alone: a batch whose node fails leaves its own requests unknown, never the others'.
+    await Promise.all(
+      batches.map(async (batch) => {
+        try {
+          const renewed = await this.call('renew', describeBatch(batch), renewManyScript(this.connection.client, batch));
           batch.forEach((entry, i) => (results[entry.index] = renewed[i]!));
-        }),
-      ),
+        } catch (error) {
+          for (const entry of batch) results[entry.index] = error as Error;
+        }
+      }),
     );
     return results;
   }
@@ -81,6 +93,35 @@ export class RedisLockStore implements LockStore {
   async inspect(key: string): Promise<HeldLock | null> {
     const state = await this.call('inspect', key, inspectScript(this.connection.client, this.layout.lockKey(key)));
     return state && { key, ...state };
+  }
+
+  async list(match = '*'): Promise<HeldLock[]> {
+    const held: HeldLock[] = [];
+    const pattern = escapeGlob(this.layout.lockKey('')) + globForRedis(match);
+    for (const redisKey of await this.call('list', match, scanAll(this.connection.client, pattern))) {
+      const key = this.layout.userKey(redisKey);
+      if (key === undefined) continue;
+      const state = await this.call('inspect', key, inspectScript(this.connection.client, redisKey));
+      if (state) held.push({ key, ...state });
+    }
+    return held.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  }
+
+  async forceRelease(key: string, fencingToken?: number): Promise<ForceReleaseResult> {
+    const reply = await this.call(
+      'force-release',
+      key,
+      forceReleaseScript(this.connection.client, this.layout.lockKey(key), this.layout.releaseChannel(key), fencingToken),
+    );
+    if (!reply) return { released: false, reason: 'not-held' };
+    const lock: HeldLock = { key, fencingToken: reply.fencingToken, holder: reply.holder, ttlMs: reply.ttlMs };
+    return reply.taken ? { released: true, lock } : { released: false, reason: 'fencing-mismatch', current: lock };
+  }
+
+  async ping(): Promise<void> {
+    const client = this.connection.client;
+    const nodes = client.isCluster ? (client as Cluster).nodes('master') : [client];
+    await this.call('ping', '*', Promise.all(nodes.map((node) => node.ping())));
   }
 
   async close(): Promise<void> {
@@ -130,6 +171,30 @@ export class RedisLockStore implements LockStore {
       );
     });
   }
+}
+
+/** SCAN, not KEYS, so listing never blocks Redis; on a Cluster every primary is scanned. */
+async function scanAll(client: RedisClient, pattern: string): Promise<string[]> {
+  const nodes = client.isCluster ? (client as Cluster).nodes('master') : [client as Redis];
+  const keys: string[] = [];
+  for (const node of nodes) {
+    let cursor = '0';
+    do {
+      const [next, batch] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 500);
+      cursor = next;
+      keys.push(...batch);
+    } while (cursor !== '0');
+  }
+  return keys;
+}
+
+/** The key prefix is literal text; only the operator's `match` is a glob. */
+function escapeGlob(text: string): string {
+  return text.replace(/[*?[\]\\]/g, '\\$&');
+}
+
+function describeBatch(batch: readonly RenewEntry[]): string {
+  return `${batch.length} lease(s) starting with ${batch[0]!.lockKey}`;
 }
 
 function isReplyError(error: unknown): boolean {

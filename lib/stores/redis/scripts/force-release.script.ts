@@ -1,24 +1,41 @@
 import { RedisScript, type RedisClient } from './define-script.js';
 
 /**
- * KEYS[1] lock hash. ARGV[1] release channel. Deletes the key whoever holds it and wakes its waiters;
- * returns the fencing token and holder it took away, for the operator's record. Only the runbook uses it.
+ * KEYS[1] lock hash. ARGV[1] release channel, ARGV[2] the fencing token the operator saw ('' for any).
+ *
+ * Deletes the key whoever holds it and wakes its waiters, unless ARGV[2] names another grant than the one
+ * holding the key now (compare-and-delete: a holder that took over after the operator looked stays).
+ * Returns {taken, fencing token, holder, ttl} of the lock it found, or false when the key was not held.
  */
 const script = new RedisScript(`
-local fields = redis.call('HMGET', KEYS[1], 'f', 'h')
-if not fields[1] then
+local fields = redis.pcall('HMGET', KEYS[1], 'f', 'h')
+if type(fields) ~= 'table' or not fields[1] then
   return false
+end
+local ttl = redis.call('PTTL', KEYS[1])
+if ARGV[2] ~= '' and fields[1] ~= ARGV[2] then
+  return {0, fields[1], fields[2] or '', ttl}
 end
 redis.call('DEL', KEYS[1])
 redis.call('PUBLISH', ARGV[1], '')
-return {fields[1], fields[2] or ''}
+return {1, fields[1], fields[2] or '', ttl}
 `);
+
+export interface ForceReleaseReply {
+  readonly taken: boolean;
+  readonly fencingToken: number;
+  readonly holder: string;
+  readonly ttlMs: number;
+}
 
 export async function forceReleaseScript(
   client: RedisClient,
   lockKey: string,
   channel: string,
-): Promise<{ fencingToken: number; holder: string } | null> {
-  const result = (await script.run(client, [lockKey], [channel])) as [string, string] | null;
-  return result && { fencingToken: Number(result[0]), holder: result[1] };
+  fencingToken: number | undefined,
+): Promise<ForceReleaseReply | null> {
+  const result = (await script.run(client, [lockKey], [channel, fencingToken === undefined ? '' : String(fencingToken)])) as
+    | [number, string, string, number]
+    | null;
+  return result && { taken: result[0] === 1, fencingToken: Number(result[1]), holder: result[2], ttlMs: result[3] };
 }
