@@ -9,6 +9,8 @@ export type {
   HeldLock,
   LockDenied,
   LockGranted,
+  QueuedAcquireOutcome,
+  QueuedAcquireRequest,
   RenewOutcome,
   RenewRequest,
 } from './stores/lock-store.interface.js';

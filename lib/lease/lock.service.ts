@@ -11,7 +11,7 @@ import type { ResolvedLockOptions } from '../module/lock-module-options.interfac
 import { durationOption } from '../module/duration-option.js';
 import { InjectLockStore, type LockStore } from '../stores/lock-store.interface.js';
 import { LeaseWatchdog } from '../watchdog/lease.watchdog.js';
-import { acquireWithin } from './acquire-waiter.js';
+import { acquireWithin, type WaitOutcome } from './acquire-waiter.js';
 import { LeaseContext } from './lease-context.js';
 import { LocalWaitQueue } from './local-wait-queue.js';
 import { Lease, type LeaseHost } from './lease.js';
@@ -151,6 +151,41 @@ export class LockService implements OnApplicationShutdown {
     await this.store.close();
   }
 
+  /**
+   * The store's own queue when it keeps one (fair across instances); otherwise the local FIFO, whose head
+   * retries the store on release notifications. Undefined when the deadline passed in the local queue.
+   */
+  private async waitFor(
+    key: string,
+    token: string,
+    leaseMs: number,
+    waitMs: number,
+    startedAt: number,
+    signal: AbortSignal | undefined,
+  ): Promise<WaitOutcome | undefined> {
+    const { holder, retryMinDelayMs, retryMaxDelayMs } = this.options;
+    if (waitMs > 0 && this.store.acquireQueued) {
+      const queued = await this.store.acquireQueued({ key, token, leaseMs, holder, deadline: startedAt + waitMs, signal });
+      return { granted: queued.result.acquired ? queued.result : undefined, attempts: queued.attempts, lastSentAt: queued.leaseStartedAt };
+    }
+    // One attempt (waitMs 0) never queues; a waiting caller first lets earlier local waiters go.
+    const leaveQueue = waitMs === 0 ? () => undefined : await this.waiters.enter(key, startedAt + waitMs, signal);
+    if (!leaveQueue) return undefined;
+    try {
+      return await acquireWithin({
+        waitMs: Math.max(0, startedAt + waitMs - Date.now()),
+        retryMinDelayMs,
+        retryMaxDelayMs,
+        signal,
+        attempt: () => this.store.acquire(key, token, leaseMs, holder),
+        subscribe: (listener) => this.store.onRelease(key, listener),
+        onContention: (holderTtlMs) => this.events.emit('contention', () => ({ key, holderTtlMs })),
+      });
+    } finally {
+      leaveQueue();
+    }
+  }
+
   private async take(key: string, options: AcquireOptions, waitMs: number): Promise<Lease | null> {
     assertLockKey(key);
     if (this.closed) {
@@ -164,23 +199,8 @@ export class LockService implements OnApplicationShutdown {
     // 122 random bits; randomUUID draws from a cached entropy pool, randomBytes costs a syscall per lease.
     const token = randomUUID();
     const startedAt = Date.now();
-    // One attempt (waitMs 0) never queues; a waiting caller first lets earlier local waiters go.
-    const leaveQueue = waitMs === 0 ? () => undefined : await this.waiters.enter(key, startedAt + waitMs, options.signal);
-    if (!leaveQueue) return null;
-    let waited: Awaited<ReturnType<typeof acquireWithin>>;
-    try {
-      waited = await acquireWithin({
-        waitMs: Math.max(0, startedAt + waitMs - Date.now()),
-        retryMinDelayMs: this.options.retryMinDelayMs,
-        retryMaxDelayMs: this.options.retryMaxDelayMs,
-        signal: options.signal,
-        attempt: () => this.store.acquire(key, token, leaseMs, this.options.holder),
-        subscribe: (listener) => this.store.onRelease(key, listener),
-        onContention: (holderTtlMs) => this.events.emit('contention', () => ({ key, holderTtlMs })),
-      });
-    } finally {
-      leaveQueue();
-    }
+    const waited = await this.waitFor(key, token, leaseMs, waitMs, startedAt, options.signal);
+    if (!waited) return null;
     const { granted, attempts, lastSentAt } = waited;
     if (!granted) return null;
     const lease = new Lease(this.host, {

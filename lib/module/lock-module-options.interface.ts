@@ -1,3 +1,4 @@
+import type { LockStore } from '../stores/lock-store.interface.js';
 import type { RedisConnectionOption } from '../stores/redis/redis-client.factory.js';
 import type { TransactionSynchronizer } from '../transactions/transaction-synchronizer.interface.js';
 
@@ -14,10 +15,11 @@ export interface LockModuleOptions {
    */
   redis?: RedisConnectionOption;
   /**
-   * `'memory'` keeps leases in this process only: for unit tests and single-instance apps.
+   * `'memory'` keeps leases in this process only (its namespace is the process and `keyPrefix`): for tests
+   * and single-instance apps. A `LockStore` instance is used as it is, and closed at shutdown.
    * @default 'redis'
    */
-  store?: LockStoreKind;
+  store?: LockStoreKind | LockStore;
   /**
    * Prepended to every lock key in Redis. Must not contain `{` or `}`: hash tags come from the keys.
    * @default 'lock:'
@@ -74,7 +76,7 @@ export interface LockModuleOptions {
 /** {@link LockModuleOptions} after defaults and validation. */
 export interface ResolvedLockOptions {
   readonly redis: RedisConnectionOption | undefined;
-  readonly store: LockStoreKind;
+  readonly store: LockStoreKind | LockStore;
   readonly keyPrefix: string;
   readonly leaseMs: number;
   readonly waitMs: number;

@@ -6,15 +6,17 @@ import { createRedisConnection } from '../stores/redis/redis-client.factory.js';
 import { RedisLockStore } from '../stores/redis/redis-lock.store.js';
 import type { ResolvedLockOptions } from './lock-module-options.interface.js';
 
-/** Builds the store the options ask for; LockService closes it on shutdown. */
+/** Builds the store the options ask for (the one place that knows which kinds exist); LockService closes it on shutdown. */
 export const lockStoreProvider: FactoryProvider<LockStore> = {
   provide: LockStore,
   inject: [RESOLVED_LOCK_OPTIONS],
-  useFactory: (options: ResolvedLockOptions): LockStore =>
-    options.store === 'memory'
-      ? new MemoryLockStore({ keyPrefix: options.keyPrefix })
-      : new RedisLockStore(createRedisConnection(options.redis!), {
-          keyPrefix: options.keyPrefix,
-          commandTimeoutMs: options.commandTimeoutMs,
-        }),
+  useFactory: (options: ResolvedLockOptions): LockStore => {
+    const { store } = options;
+    if (typeof store === 'object') return store;
+    if (store === 'memory') return new MemoryLockStore({ keyPrefix: options.keyPrefix });
+    return new RedisLockStore(createRedisConnection(options.redis!), {
+      keyPrefix: options.keyPrefix,
+      commandTimeoutMs: options.commandTimeoutMs,
+    });
+  },
 };

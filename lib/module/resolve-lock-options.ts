@@ -1,4 +1,5 @@
 import { LockConfigError } from '../errors/lock-config.error.js';
+import type { LockStore } from '../stores/lock-store.interface.js';
 import { durationOption } from './duration-option.js';
 import { isRedisClient } from '../stores/redis/redis-client.factory.js';
 import { trackedTransactions } from '../transactions/transaction-scope.js';
@@ -30,7 +31,9 @@ export function resolveLockOptions(options: LockModuleOptions | undefined): Reso
     if (!KNOWN_OPTIONS.has(name)) throw new LockConfigError(name, (options as Record<string, unknown>)[name], 'no such option (typo?)');
   }
   const store = options.store ?? LOCK_MODULE_DEFAULTS.store;
-  if (store !== 'redis' && store !== 'memory') throw new LockConfigError('store', store, `'redis' or 'memory'`);
+  if (store !== 'redis' && store !== 'memory' && !isLockStore(store)) {
+    throw new LockConfigError('store', store, `'redis', 'memory' or a LockStore instance`);
+  }
   if (store === 'redis') assertRedisOption(options.redis);
 
   const keyPrefix = options.keyPrefix ?? LOCK_MODULE_DEFAULTS.keyPrefix;
@@ -75,6 +78,12 @@ export function resolveLockOptions(options: LockModuleOptions | undefined): Reso
     transactionSynchronizer,
     shutdownGraceMs: durationOption('shutdownGraceMs', options.shutdownGraceMs ?? LOCK_MODULE_DEFAULTS.shutdownGraceMs, 0),
   };
+}
+
+const STORE_METHODS = ['acquire', 'release', 'renew', 'onRelease', 'inspect', 'list', 'forceRelease', 'ping', 'close'] as const;
+
+function isLockStore(value: unknown): value is LockStore {
+  return typeof value === 'object' && value !== null && STORE_METHODS.every((name) => typeof (value as Record<string, unknown>)[name] === 'function');
 }
 
 function isTransactionSynchronizer(value: unknown): value is TransactionSynchronizer {

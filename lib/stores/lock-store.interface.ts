@@ -35,6 +35,29 @@ export type ForceReleaseResult =
   /** The key is held under another fencing token than the operator saw: somebody new holds it. */
   | { readonly released: false; readonly reason: 'fencing-mismatch'; readonly current: HeldLock };
 
+/** An acquisition that may wait in a queue the store keeps itself (see `LockStore.acquireQueued`). */
+export interface QueuedAcquireRequest {
+  readonly key: string;
+  readonly token: string;
+  readonly leaseMs: number;
+  readonly holder: string;
+  /** Epoch ms: give up then (withdrawing from the queue) and resolve with the denial; never wait longer. */
+  readonly deadline: number;
+  /** Aborting withdraws from the queue and rejects with the signal's reason; a grant that races it is released. */
+  readonly signal?: AbortSignal;
+}
+
+export interface QueuedAcquireOutcome {
+  readonly result: AcquireResult;
+  /** Store round trips this acquisition took (for events and metrics). */
+  readonly attempts: number;
+  /**
+   * Epoch ms no later than the moment the store started the granted lease's TTL: the lease's local deadline
+   * is counted from here, so it must err early (for a single call: when it was sent).
+   */
+  readonly leaseStartedAt: number;
+}
+
 /** What the store knows about a held key, for the runbook and for tests. */
 export interface HeldLock {
   readonly key: string;
@@ -60,6 +83,13 @@ export interface LockStore {
    * request order (see {@link RenewOutcome}). Never re-creates a missing key.
    */
   renew(requests: readonly RenewRequest[]): Promise<RenewOutcome[]>;
+  /**
+   * Optional: a store-native fair wait, for stores that keep their own FIFO of waiters (etcd's predecessor
+   * watch, a Redis-side waiter queue). When present, `LockService` calls it for every acquisition allowed
+   * to wait (`waitMs > 0`) instead of retrying `acquire` on release notifications. Store errors reject with
+   * `LockStoreUnavailableError`; the store retries transient ones itself until `deadline`.
+   */
+  acquireQueued?(request: QueuedAcquireRequest): Promise<QueuedAcquireOutcome>;
   /** Calls `listener` whenever `key` is released; resolves once notifications are flowing. */
   onRelease(key: string, listener: () => void): Promise<() => void>;
   inspect(key: string): Promise<HeldLock | null>;

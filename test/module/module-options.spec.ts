@@ -6,6 +6,7 @@ import {
   LockConfigError,
   LockModule,
   LockService,
+  MemoryLockStore,
   type LockModuleOptions,
 } from '../../lib/index';
 import { redisUrl, testPrefix } from '../support/test-prefix';
@@ -132,5 +133,21 @@ describe('module configuration', () => {
     await inRedis.release();
     await memory.close();
     await redis.close();
+  });
+
+  it('locks through a LockStore instance handed in as `store`, and closes it at shutdown', async () => {
+    const store = new MemoryLockStore({ keyPrefix: prefix });
+    let closed = 0;
+    const close = store.close.bind(store);
+    store.close = async () => {
+      closed++;
+      await close();
+    };
+    const app = await start([DistributedLockModule.forRoot({ store })]);
+    const lease = await app.get(LockService).acquire('instance-key');
+    expect(await store.inspect('instance-key')).toMatchObject({ fencingToken: lease.fencingToken });
+    await lease.release();
+    await app.close();
+    expect(closed).toBe(1);
   });
 });
