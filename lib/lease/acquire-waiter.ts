@@ -1,3 +1,4 @@
+import { LockStoreUnavailableError } from '../errors/lock-store-unavailable.error.js';
 import type { AcquireResult, LockGranted } from '../stores/lock-store.interface.js';
 
 export interface WaitPlan {
@@ -5,8 +6,10 @@ export interface WaitPlan {
   readonly retryMinDelayMs: number;
   readonly retryMaxDelayMs: number;
   readonly signal?: AbortSignal;
+  /** A fresh ownership token. */
+  newToken(): string;
   /** One acquisition attempt against the store. */
-  attempt(): Promise<AcquireResult>;
+  attempt(token: string): Promise<AcquireResult>;
   /** Subscribes to release notifications of the key; may fail, then waiting falls back to polling. */
   subscribe(listener: () => void): Promise<() => void>;
   /** Told once, when the first attempt finds the key taken. */
@@ -15,6 +18,8 @@ export interface WaitPlan {
 
 export interface WaitOutcome {
   readonly granted: LockGranted | undefined;
+  /** The ownership token of the grant (or of the last attempt). */
+  readonly token: string;
   readonly attempts: number;
   /** When the last attempt was sent: a grant's TTL started no earlier. */
   readonly lastSentAt: number;
@@ -24,33 +29,64 @@ export interface WaitOutcome {
  * Acquires within `waitMs`. Between attempts a waiter sleeps until the first of: a release notification for
  * the key, the holder's remaining TTL, the deadline, or a fallback delay (exponential with full jitter) in
  * case a notification was missed. It never spins and never sleeps past the deadline.
+ *
+ * A store error (`LockStoreUnavailableError`: a failover, a restart, a cut connection) is retried with the
+ * same backoff while the deadline allows; when it does not, the last store error is what the caller gets,
+ * so fail-closed means the protected code does not run, not that a wait with time left gives up. An
+ * attempt that failed may still have run (its clean-up is the store's), so the next one uses a new token:
+ * a late reply or clean-up of the old attempt can never touch the new grant.
  */
 export async function acquireWithin(plan: WaitPlan): Promise<WaitOutcome> {
   const deadline = Date.now() + plan.waitMs;
+  let token = plan.newToken();
   let lastSentAt = Date.now();
-  let result = await plan.attempt();
-  let attempts = 1;
-  if (result.acquired) return outcome(result, attempts, lastSentAt);
-  plan.onContention(result.ttlMs);
-  if (plan.waitMs === 0) return outcome(result, attempts, lastSentAt);
-
+  let attempts = 0;
+  let result: AcquireResult | undefined;
+  let failure: unknown;
+  let contended = false;
+  let unsubscribe: (() => void) | undefined;
   const wake = new WakeUp();
-  const unsubscribe = await subscribeWithin(plan.subscribe(() => wake.fire()), deadline);
+  const attempt = async (): Promise<void> => {
+    if (failure !== undefined) token = plan.newToken();
+    lastSentAt = Date.now();
+    attempts++;
+    try {
+      result = await plan.attempt(token);
+      failure = undefined;
+    } catch (error) {
+      if (!(error instanceof LockStoreUnavailableError)) throw error;
+      result = undefined;
+      failure = error;
+    }
+  };
+  const outcome = (): WaitOutcome => {
+    if (failure !== undefined) throw failure;
+    return { granted: result?.acquired ? result : undefined, token, attempts, lastSentAt };
+  };
+
+  await attempt();
   try {
-    for (let retry = 0; ; retry++) {
-      // The first retry runs right after subscribing: it catches a release that came before the subscription.
+    for (let retry = 1; ; retry++) {
+      if (result?.acquired) return outcome();
+      if (result && !contended) {
+        contended = true;
+        plan.onContention(result.ttlMs);
+        // Subscribed once the key is known to be taken; the next attempt, right after, catches a release
+        // that came before the subscription.
+        if (plan.waitMs > 0) {
+          unsubscribe = await subscribeWithin(plan.subscribe(() => wake.fire()), deadline);
+          retry = 0;
+        }
+      }
+      const remaining = deadline - Date.now();
+      if (remaining <= 0) return outcome();
       if (retry > 0) {
-        const remaining = deadline - Date.now();
-        if (remaining <= 0) return outcome(result, attempts, lastSentAt);
         const backoff = Math.random() * Math.min(plan.retryMaxDelayMs, plan.retryMinDelayMs * 2 ** retry);
-        const holderLeft = result.acquired || result.ttlMs < 0 ? Infinity : result.ttlMs + 1;
+        const holderLeft = result && !result.acquired && result.ttlMs >= 0 ? result.ttlMs + 1 : Infinity;
         await wake.wait(Math.min(remaining, backoff, holderLeft), plan.signal);
       }
       plan.signal?.throwIfAborted();
-      lastSentAt = Date.now();
-      result = await plan.attempt();
-      attempts++;
-      if (result.acquired) return outcome(result, attempts, lastSentAt);
+      await attempt();
     }
   } finally {
     unsubscribe?.();
@@ -85,10 +121,6 @@ async function subscribeWithin(
   } finally {
     clearTimeout(timer);
   }
-}
-
-function outcome(result: AcquireResult, attempts: number, lastSentAt: number): WaitOutcome {
-  return { granted: result.acquired ? result : undefined, attempts, lastSentAt };
 }
 
 /** A sleep that a release notification can cut short; a notification during an attempt is not lost. */

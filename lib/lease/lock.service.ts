@@ -16,6 +16,9 @@ import { LeaseContext } from './lease-context.js';
 import { LocalWaitQueue } from './local-wait-queue.js';
 import { Lease, type LeaseHost } from './lease.js';
 
+/** 122 random bits; randomUUID draws from a cached entropy pool, randomBytes costs a syscall per lease. */
+const newToken = (): string => randomUUID();
+
 /** Per-call options; unset values come from the module options. */
 export interface AcquireOptions {
   /** @default module `leaseMs` (30000) */
@@ -157,7 +160,6 @@ export class LockService implements OnApplicationShutdown {
    */
   private async waitFor(
     key: string,
-    token: string,
     leaseMs: number,
     waitMs: number,
     startedAt: number,
@@ -165,8 +167,10 @@ export class LockService implements OnApplicationShutdown {
   ): Promise<WaitOutcome | undefined> {
     const { holder, retryMinDelayMs, retryMaxDelayMs } = this.options;
     if (waitMs > 0 && this.store.acquireQueued) {
+      const token = newToken();
       const queued = await this.store.acquireQueued({ key, token, leaseMs, holder, deadline: startedAt + waitMs, signal });
-      return { granted: queued.result.acquired ? queued.result : undefined, attempts: queued.attempts, lastSentAt: queued.leaseStartedAt };
+      const granted = queued.result.acquired ? queued.result : undefined;
+      return { granted, token, attempts: queued.attempts, lastSentAt: queued.leaseStartedAt };
     }
     // One attempt (waitMs 0) never queues; a waiting caller first lets earlier local waiters go.
     const leaveQueue = waitMs === 0 ? () => undefined : await this.waiters.enter(key, startedAt + waitMs, signal);
@@ -177,7 +181,8 @@ export class LockService implements OnApplicationShutdown {
         retryMinDelayMs,
         retryMaxDelayMs,
         signal,
-        attempt: () => this.store.acquire(key, token, leaseMs, holder),
+        newToken,
+        attempt: (token) => this.store.acquire(key, token, leaseMs, holder),
         subscribe: (listener) => this.store.onRelease(key, listener),
         onContention: (holderTtlMs) => this.events.emit('contention', () => ({ key, holderTtlMs })),
       });
@@ -196,12 +201,10 @@ export class LockService implements OnApplicationShutdown {
     const minHoldMs = durationOption('minHoldMs', options.minHoldMs ?? 0, 0);
     durationOption('waitMs', waitMs, 0);
     options.signal?.throwIfAborted();
-    // 122 random bits; randomUUID draws from a cached entropy pool, randomBytes costs a syscall per lease.
-    const token = randomUUID();
     const startedAt = Date.now();
-    const waited = await this.waitFor(key, token, leaseMs, waitMs, startedAt, options.signal);
+    const waited = await this.waitFor(key, leaseMs, waitMs, startedAt, options.signal);
     if (!waited) return null;
-    const { granted, attempts, lastSentAt } = waited;
+    const { granted, token, attempts, lastSentAt } = waited;
     if (!granted) return null;
     const lease = new Lease(this.host, {
       key,
