@@ -11,6 +11,16 @@ interface Schedule {
   inFlight: boolean;
 }
 
+/** What {@link LeaseWatchdog.status} reports. */
+export interface WatchdogStatus {
+  /** Leases being renewed or watched for their deadline. */
+  readonly watched: number;
+  /** Leases whose renewal is late by more than one renew interval. */
+  readonly overdue: number;
+  /** The latest of those, in ms (0 when none). */
+  readonly worstLagMs: number;
+}
+
 /**
  * Renews every held lease of one application from a single timer. Each tick renews everything due within
  * half an interval, so leases drift into one shared phase and the steady state is one batched store call
@@ -38,6 +48,24 @@ export class LeaseWatchdog {
   /** After this, nothing about the lease is ever reported again, even by a renewal already in flight. */
   unwatch(lease: WatchedLease): void {
     this.leases.delete(lease);
+  }
+
+  /**
+   * Whether renewals keep up, for health checks: how many leases are watched, and how many are past the
+   * time their renewal should have been answered (due plus one renew interval) without having been.
+   */
+  status(now = Date.now()): WatchdogStatus {
+    let overdue = 0;
+    let worstLagMs = 0;
+    for (const [lease, schedule] of this.leases) {
+      if (schedule.dueAt === Infinity) continue;
+      const lagMs = now - (schedule.dueAt + lease.renewIntervalMs);
+      if (lagMs > 0) {
+        overdue++;
+        worstLagMs = Math.max(worstLagMs, lagMs);
+      }
+    }
+    return { watched: this.leases.size, overdue, worstLagMs };
   }
 
   stop(): void {
