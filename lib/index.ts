@@ -1,6 +1,7 @@
 export { DistributedLockModule, LockModule } from './module/distributed-lock.module.js';
 export type { LockModuleOptions, LockStoreKind } from './module/lock-module-options.interface.js';
-export { LockService, type AcquireOptions } from './lease/lock.service.js';
+export { LockService, type AcquireOptions, type LockHealth } from './lease/lock.service.js';
+export type { WatchdogStatus } from './watchdog/lease.watchdog.js';
 export { Lease } from './lease/lease.js';
 export { LockStore, InjectLockStore } from './lock.constants.js';
 export type {

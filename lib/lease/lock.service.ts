@@ -10,7 +10,7 @@ import { RESOLVED_LOCK_OPTIONS } from '../lock.internal-constants.js';
 import type { ResolvedLockOptions } from '../module/lock-module-options.interface.js';
 import { durationOption } from '../module/duration-option.js';
 import { InjectLockStore, type LockStore } from '../stores/lock-store.interface.js';
-import { LeaseWatchdog } from '../watchdog/lease.watchdog.js';
+import { LeaseWatchdog, type WatchdogStatus } from '../watchdog/lease.watchdog.js';
 import { acquireWithin, type WaitOutcome } from './acquire-waiter.js';
 import { LeaseContext } from './lease-context.js';
 import { LocalWaitQueue } from './local-wait-queue.js';
@@ -18,6 +18,13 @@ import { Lease, type LeaseHost } from './lease.js';
 
 /** 122 random bits; randomUUID draws from a cached entropy pool, randomBytes costs a syscall per lease. */
 const newToken = (): string => randomUUID();
+
+/** What {@link LockService.checkHealth} reports. */
+export interface LockHealth {
+  readonly storeRoundTripMs: number;
+  readonly watchdog: WatchdogStatus;
+  readonly shuttingDown: boolean;
+}
 
 /** Per-call options; unset values come from the module options. */
 export interface AcquireOptions {
@@ -126,6 +133,16 @@ export class LockService implements OnApplicationShutdown {
     }
     if (!outcome.ok) throw outcome.error;
     return outcome.value;
+  }
+
+  /**
+   * For health checks: one round trip to the store (rejects with `LockStoreUnavailableError` when it does
+   * not answer) and whether the watchdog keeps its renewals on time.
+   */
+  async checkHealth(): Promise<LockHealth> {
+    const started = performance.now();
+    await this.store.ping();
+    return { storeRoundTripMs: performance.now() - started, watchdog: this.watchdog.status(), shuttingDown: this.closed };
   }
 
   /** The innermost lease held by the current async call chain (inside `withLock` or a locked method). */
