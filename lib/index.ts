@@ -32,7 +32,8 @@ export {
 } from './events/lock-events.js';
 export * from './errors/index.js';
 export type { TransactionSynchronizer, TransactionOutcome } from './transactions/transaction-synchronizer.interface.js';
-export { trackTransaction, trackedTransactions } from './transactions/transaction-scope.js';
+export { trackTransaction, trackedTransactions, type TrackTransactionOptions } from './transactions/transaction-scope.js';
+export { assertLeasesHeld } from './transactions/held-leases.js';
 export { DistributedLock, type DistributedLockDecorator } from './decorator/distributed-lock.decorator.js';
 export type { DistributedLockOptions, LockKeyFunction, OnLockedPolicy } from './decorator/distributed-lock-options.interface.js';
 export { encodeKeySegment, type KeySegmentValue } from './keys/key-segment.encoding.js';

@@ -4,7 +4,10 @@ import type { Lease } from './lease.js';
 /** One locked scope in the current async call chain. */
 export interface LeaseFrame {
   readonly lease: Lease;
+  /** The nearest scope that was still running when this one began. */
   readonly parent: LeaseFrame | undefined;
+  /** True while the scope's own code runs. */
+  open: boolean;
   /** Settles when the last re-entrant scope joined onto this frame has finished. */
   joined: Promise<unknown>;
 }
@@ -12,58 +15,87 @@ export interface LeaseFrame {
 /**
  * The leases held by the current async call chain, innermost first. Each LockService has its own, so two
  * applications in one process never see each other's leases.
+ *
+ * A frame stays the async context of work its scope started without awaiting it (timers, listeners,
+ * `void this.audit()`), long after the scope ended. Such work must neither see the ended scope's lease as
+ * its own nor keep it reachable: every lookup skips frames whose scope has ended, and a new frame's parent
+ * is the nearest one still running, so a method that reschedules itself never builds a chain.
  */
 export class LeaseContext {
   private readonly storage = new AsyncLocalStorage<LeaseFrame>();
 
-  run<T>(lease: Lease, fn: () => T): T {
-    return this.storage.run(this.frame(lease), fn);
+  /** Runs `fn` as the scope of `lease`; the lease counts it as work under it until it settles. */
+  async run<T>(lease: Lease, fn: () => Promise<T> | T): Promise<T> {
+    const frame = this.frame(lease);
+    lease.enterScope();
+    try {
+      return await this.storage.run(frame, fn);
+    } finally {
+      frame.open = false;
+      lease.exitScope();
+    }
   }
 
-  /** The innermost lease of this call chain that is still held. */
+  /** The lease of the innermost running scope of this call chain, held or lost. */
   current(): Lease | undefined {
-    for (let frame = this.storage.getStore(); frame; frame = frame.parent) {
-      if (frame.lease.held) return frame.lease;
-    }
-    return undefined;
+    return openFrom(this.storage.getStore())?.lease;
   }
 
-  /**
-   * The innermost frame of this call chain that still holds `key`. Frames outlive their scope in work the
-   * scope started without awaiting it (timers, listeners, `void this.audit()`): such late calls must not
-   * join a lease that was released meanwhile.
-   */
+  /** Leases of every running scope of this call chain, innermost first. */
+  leases(): Lease[] {
+    const found: Lease[] = [];
+    for (let frame = openFrom(this.storage.getStore()); frame; frame = openFrom(frame.parent)) found.push(frame.lease);
+    return found;
+  }
+
+  /** The innermost running scope of this call chain that locked `key` (its lease held or lost). */
   holding(key: string): LeaseFrame | undefined {
-    for (let frame = this.storage.getStore(); frame; frame = frame.parent) {
-      if (frame.lease.key === key && frame.lease.held) return frame;
+    for (let frame = openFrom(this.storage.getStore()); frame; frame = openFrom(frame.parent)) {
+      if (frame.lease.key === key) return frame;
     }
     return undefined;
   }
 
   /**
-   * Runs `fn` inside the lease `frame` already holds. Re-entrant scopes joined onto one frame run one after
-   * another: `Promise.all` siblings that each lock the key their caller holds stay mutually excluded, and
-   * each gets a frame of its own, so their own nested re-entries queue behind them, not behind each other.
-   * If the lease was released meanwhile, `whenReleased` takes the lock anew; if it was lost, the call fails.
+   * Runs `fn` inside the lease `frame` holds, as work under that lease: the lease is not released while
+   * `fn` runs, even if the scope that joined it ends first (a detached `void this.audit()`, a
+   * `Promise.race` that stopped awaiting). The join is counted before this returns, so no release can
+   * slip in between. Re-entrant scopes joined onto one frame run one after another: `Promise.all`
+   * siblings that each lock the key their caller holds stay mutually excluded, and each gets a frame of its
+   * own, so their own nested re-entries queue behind them, not behind each other. A scope that ran under a
+   * lease that was lost ends with the lease's `LeaseLostError`.
    */
-  async join<T>(frame: LeaseFrame, fn: () => Promise<T>, whenReleased: () => Promise<T>): Promise<T> {
+  async join<T>(frame: LeaseFrame, fn: () => Promise<T>): Promise<T> {
+    const { lease } = frame;
+    lease.enterScope();
     const previous = frame.joined;
     let finished!: () => void;
     frame.joined = new Promise<void>((resolve) => (finished = resolve));
+    const child = this.frame(lease);
     try {
       await previous;
-      // The caller's scope may have ended while this call queued behind its siblings.
-      if (!frame.lease.held) {
-        if (frame.lease.lostError) throw frame.lease.lostError;
-        return await whenReleased();
+      lease.assertHeld();
+      let value: T;
+      try {
+        value = await this.storage.run(child, fn);
+      } catch (error) {
+        throw lease.lostDuring(error);
       }
-      return await this.storage.run(this.frame(frame.lease), fn);
+      lease.assertHeld();
+      return value;
     } finally {
+      child.open = false;
       finished();
+      lease.exitScope();
     }
   }
 
   private frame(lease: Lease): LeaseFrame {
-    return { lease, parent: this.storage.getStore(), joined: Promise.resolve() };
+    return { lease, parent: openFrom(this.storage.getStore()), open: true, joined: Promise.resolve() };
   }
+}
+
+function openFrom(frame: LeaseFrame | undefined): LeaseFrame | undefined {
+  while (frame && !frame.open) frame = frame.parent;
+  return frame;
 }

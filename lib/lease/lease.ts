@@ -15,7 +15,11 @@ export interface LeaseHost {
   readonly watchdog: LeaseWatchdog;
   readonly events: LockEvents;
   readonly transactions: TransactionSynchronizer;
+  /** The module's `renewIntervalMs`, if set. */
+  readonly renewIntervalMs: number | undefined;
   settled(lease: Lease): void;
+  /** A lease deferred to the current transaction, kept there so the transaction owns its key. */
+  retainInTransaction(lease: Lease): void;
 }
 
 /** @internal Everything the store's grant decided. */
@@ -24,7 +28,6 @@ export interface LeaseGrant {
   readonly token: string;
   readonly fencingToken: number;
   readonly leaseMs: number;
-  readonly renewIntervalMs: number;
   readonly minHoldMs: number;
   readonly autoRenew: boolean;
   /** When the granting call was sent: the store's TTL started no earlier. */
@@ -36,6 +39,9 @@ type LeaseState = 'held' | 'releasing' | 'released' | 'lost';
 /**
  * A held lock. `fencingToken` goes with every write the lock protects; `signal` aborts with a
  * `LeaseLostError` the moment the library learns the lease is gone. `await using` releases it.
+ *
+ * Its owner is the scope that took it plus every re-entrant scope joined onto it: the key is given back
+ * only once all of them have finished, however they were (or were not) awaited.
  */
 export class Lease implements AsyncDisposable, WatchedLease {
   /** The lock key, without the module's prefix. */
@@ -45,10 +51,8 @@ export class Lease implements AsyncDisposable, WatchedLease {
   /** @internal */
   readonly token: string;
   /** @internal */
-  readonly renewIntervalMs: number;
-  /** @internal */
   readonly autoRenew: boolean;
-  /** @internal */
+  /** @internal The lease length every renewal asks for; changed by `extend()`. */
   leaseMs: number;
   // Created on first use: most leases never hand their signal out, and AbortController is not free.
   private abortController?: AbortController;
@@ -60,6 +64,9 @@ export class Lease implements AsyncDisposable, WatchedLease {
   private localExpiry: number;
   private state: LeaseState = 'held';
   private releasing?: Promise<void>;
+  /** Scopes running under this lease (the taking scope and joined ones) and who waits for them to end. */
+  private scopes = 0;
+  private idle?: () => void;
 
   /** @internal Created by LockService only. */
   constructor(
@@ -70,7 +77,6 @@ export class Lease implements AsyncDisposable, WatchedLease {
     this.token = grant.token;
     this.fencingToken = grant.fencingToken;
     this.leaseMs = grant.leaseMs;
-    this.renewIntervalMs = grant.renewIntervalMs;
     this.minHoldMs = grant.minHoldMs;
     this.autoRenew = grant.autoRenew;
     this.localExpiry = grant.sentAt + grant.leaseMs;
@@ -88,6 +94,14 @@ export class Lease implements AsyncDisposable, WatchedLease {
   get tokenDigest(): string {
     this.digest ??= tokenDigest(this.token);
     return this.digest;
+  }
+
+  /**
+   * @internal How often the watchdog renews: the module's `renewIntervalMs` (default a third of the lease),
+   * never more than half of the lease's current length, so an `extend()` to a shorter lease is renewed in time.
+   */
+  get renewIntervalMs(): number {
+    return Math.max(1, Math.floor(Math.min(this.host.renewIntervalMs ?? this.leaseMs / 3, this.leaseMs / 2)));
   }
 
   /** Local view of when the lease expires (epoch ms) unless renewed: the last renewal's send time + lease. */
@@ -108,23 +122,34 @@ export class Lease implements AsyncDisposable, WatchedLease {
     const leaseMs = durationOption('leaseMs', ms, 10);
     if (this.lostError) throw this.lostError;
     if (this.state !== 'held') throw new LeaseReleasedError(`Lease on "${this.key}" was already released; it cannot be extended.`);
-    const sentAt = Date.now();
-    const [renewed] = await this.host.store.renew([{ key: this.key, token: this.token, leaseMs }]);
-    if (renewed instanceof Error) throw renewed;
-    if (!renewed) this.onLost('rejected');
-    // The watchdog may have given the lease up while the renewal was in flight.
-    const state = this.state as LeaseState;
-    if (state === 'lost') throw this.lostError;
-    if (state !== 'held') return;
-    this.leaseMs = leaseMs;
-    this.localExpiry = sentAt + leaseMs;
-    this.host.watchdog.watch(this, sentAt);
+    // No renewal may be in flight or start while the extension is: whichever reached the store last would
+    // decide the TTL, and the local deadline could not know which one that was.
+    await this.host.watchdog.hold(this);
+    let resumed = false;
+    try {
+      if ((this.state as LeaseState) !== 'held') return this.assertHeld();
+      const sentAt = Date.now();
+      const [renewed] = await this.host.store.renew([{ key: this.key, token: this.token, leaseMs }]);
+      if (renewed instanceof Error) throw renewed;
+      if (!renewed) this.onLost('rejected');
+      // The deadline may have passed, or the lease been given up, while the renewal was in flight.
+      if ((this.state as LeaseState) !== 'held') return this.assertHeld();
+      this.leaseMs = leaseMs;
+      this.localExpiry = sentAt + leaseMs;
+      this.host.watchdog.watch(this, sentAt);
+      resumed = true;
+    } finally {
+      if (!resumed) this.host.watchdog.resume(this);
+    }
   }
 
   /**
    * Gives the key back (token-checked; with `minHoldMs` the key is kept until that much time has passed
-   * since the grant). Idempotent. Rejects only when the store cannot be reached; a lease that turns out to
-   * be gone already resolves, with `signal` aborted.
+   * since the grant) once every scope running under the lease has finished. Idempotent.
+   *
+   * Rejects with `LeaseLostError` when the lease turned out to be lost (its `signal` aborted): the work
+   * done under it may have overlapped another holder's. Rejects with `LockStoreUnavailableError` when the
+   * store could not be reached: the key then expires on its own after the lease.
    */
   release(): Promise<void> {
     this.releasing ??= this.releaseOnce();
@@ -133,29 +158,39 @@ export class Lease implements AsyncDisposable, WatchedLease {
 
   /**
    * `await using` support: releases at the end of the block, or, inside a transaction, after it commits or
-   * rolls back. A failure is reported through events instead of thrown, so it cannot mask the block's error.
+   * rolls back (the transaction's COMMIT then checks the lease). A lease lost by then makes the disposal
+   * throw `LeaseLostError`; when the block itself threw too, the language raises a `SuppressedError` whose
+   * `error` is the `LeaseLostError` and whose `suppressed` is the block's own error. A store failure on
+   * release is reported through the `release-failed` event instead, so it cannot mask the block's outcome.
    */
   async [Symbol.asyncDispose](): Promise<void> {
     if (this.deferReleaseToTransaction()) return;
-    await this.release().catch(() => undefined);
+    await this.release().catch((error: unknown) => {
+      if (error instanceof LeaseLostError) throw error;
+    });
   }
 
   /**
    * @internal Inside a transaction, keeps the lease (renewed) until the transaction completes: writes made
    * under it become visible at commit, and only then may the next holder read them. A lease lost before
-   * the commit makes the transaction roll back instead. Returns false when no transaction is active.
+   * the commit makes the transaction roll back instead. Returns false when no transaction is active, or
+   * when the lease is already lost (the caller reports that). A synchronizer that throws never keeps the
+   * key: the lease is given back at once and the error fails the call, so the transaction rolls back.
    */
   deferReleaseToTransaction(): boolean {
     const { transactions } = this.host;
-    if (!transactions.isTransactionActive()) return false;
-    this.confirmHeld();
-    if (this.state !== 'held') return false;
-    transactions.beforeCommit(() => {
+    try {
+      if (!transactions.isTransactionActive()) return false;
       this.confirmHeld();
-      if (this.lostError) throw this.lostError;
-    });
-    transactions.afterCompletion(() => this.release().catch(() => undefined));
-    return true;
+      if (this.state !== 'held') return false;
+      transactions.beforeCommit(() => this.assertHeld());
+      transactions.afterCompletion(() => this.release().catch(() => undefined));
+      this.host.retainInTransaction(this);
+      return true;
+    } catch (error) {
+      this.release().catch(() => undefined);
+      throw error;
+    }
   }
 
   /** What a lease shows when logged or serialised: never the ownership token. */
@@ -167,6 +202,33 @@ export class Lease implements AsyncDisposable, WatchedLease {
     return `Lease ${JSON.stringify(this.toJSON())}`;
   }
 
+  /** @internal A scope starts running under this lease. */
+  enterScope(): void {
+    this.scopes++;
+  }
+
+  /** @internal A scope running under this lease has ended. */
+  exitScope(): void {
+    if (--this.scopes === 0) this.idle?.();
+  }
+
+  /**
+   * @internal Throws the lease's `LeaseLostError` if it is lost — including when its local deadline has
+   * passed and no timer has said so yet.
+   */
+  assertHeld(): void {
+    this.confirmHeld();
+    if (this.lostError) throw this.lostError;
+  }
+
+  /** @internal What a scope that ended with `outcome` (its error) must report: a loss, with the error as cause. */
+  lostDuring(error: unknown): unknown {
+    this.confirmHeld();
+    const lost = this.lostError;
+    if (!lost || error === lost) return error;
+    return new LeaseLostError(this.key, lost.reason, { cause: error });
+  }
+
   /**
    * Declares the lease lost as soon as its local deadline has passed, without waiting for the
    * watchdog's timer: after the process was frozen (GC pause, SIGSTOP, a blocked event loop) timers fire
@@ -176,9 +238,9 @@ export class Lease implements AsyncDisposable, WatchedLease {
     if (this.state === 'held' && Date.now() >= this.localExpiry - clockDriftMs(this.leaseMs)) this.onLost('expired');
   }
 
-  /** @internal */
-  onRenewed(sentAt: number): void {
-    this.localExpiry = sentAt + this.leaseMs;
+  /** @internal A renewal that asked for `leaseMs` and was sent at `sentAt` got through. */
+  onRenewed(sentAt: number, leaseMs: number): void {
+    this.localExpiry = sentAt + leaseMs;
     this.host.events.emit('renewed', () => ({ ...this.describe(), expiresAt: this.localExpiry }));
   }
 
@@ -202,22 +264,41 @@ export class Lease implements AsyncDisposable, WatchedLease {
 
   /**
    * @internal Shutdown, past its grace period: whoever still works under this lease is told it is gone
-   * (signal aborted, a pending transaction rolls back), then the key is given back.
+   * (signal aborted, a pending transaction rolls back), then the key is given back — kept for what remains
+   * of `minHoldMs`, so a cron tick abandoned at shutdown does not run again elsewhere at once.
    */
   async abandon(): Promise<void> {
     if (this.state !== 'held') return;
     this.onLost('shutdown');
-    await this.host.store.release(this.key, this.token, 0).catch(() => undefined);
+    await this.host.store.release(this.key, this.token, this.keptMs()).catch(() => undefined);
+  }
+
+  private keptMs(): number {
+    return Math.max(0, this.minHoldMs - (Date.now() - this.grantedAt));
+  }
+
+  private whenIdle(): Promise<void> {
+    if (this.scopes === 0) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const previous = this.idle;
+      this.idle = () => {
+        this.idle = undefined;
+        previous?.();
+        resolve();
+      };
+    });
   }
 
   private async releaseOnce(): Promise<void> {
+    await this.whenIdle();
     this.host.watchdog.unwatch(this);
     // A lease past its deadline is reported lost, not released as if nothing happened (its key, if still
     // ours, is handed back by onLost).
     this.confirmHeld();
+    if (this.lostError) throw this.lostError;
     if (this.state !== 'held') return;
     this.state = 'releasing';
-    const keptMs = Math.max(0, this.minHoldMs - (Date.now() - this.grantedAt));
+    const keptMs = this.keptMs();
     let released: boolean;
     try {
       released = await this.host.store.release(this.key, this.token, keptMs);
@@ -227,7 +308,10 @@ export class Lease implements AsyncDisposable, WatchedLease {
       this.host.events.emit('release-failed', () => ({ ...this.describe(), error }));
       throw error;
     }
-    if (!released) return this.onLost('rejected');
+    if (!released) {
+      this.onLost('rejected');
+      throw this.lostError;
+    }
     if (this.state !== 'releasing') return;
     this.state = 'released';
     this.host.settled(this);

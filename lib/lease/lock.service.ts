@@ -11,10 +11,12 @@ import type { ResolvedLockOptions } from '../module/lock-module-options.interfac
 import { durationOption } from '../module/duration-option.js';
 import { InjectLockStore, type LockStore } from '../stores/lock-store.interface.js';
 import { LeaseWatchdog, type WatchdogStatus } from '../watchdog/lease.watchdog.js';
+import { registerHeldLeaseCheck } from '../transactions/held-leases.js';
 import { acquireWithin, type WaitOutcome } from './acquire-waiter.js';
-import { LeaseContext } from './lease-context.js';
+import { LeaseContext, type LeaseFrame } from './lease-context.js';
 import { LocalWaitQueue } from './local-wait-queue.js';
 import { Lease, type LeaseHost } from './lease.js';
+import { ShutdownGate } from './shutdown-gate.js';
 
 /** 122 random bits; randomUUID draws from a cached entropy pool, randomBytes costs a syscall per lease. */
 const newToken = (): string => randomUUID();
@@ -46,7 +48,8 @@ export interface AcquireOptions {
   signal?: AbortSignal;
   /**
    * In `withLock` (and locked methods): if this call chain already holds the key, run inside that lease
-   * instead of failing with `LockReentryError`. The lease is released when the outermost scope ends.
+   * instead of failing with `LockReentryError`. The lease is released once the outermost scope and every
+   * scope joined onto it have ended (also a joined call that was not awaited).
    * @default false
    */
   reentrant?: boolean;
@@ -56,14 +59,19 @@ export interface AcquireOptions {
  * Takes and releases cluster-wide leases. One instance per application: it owns the application's leases
  * and, on shutdown, drains and releases them and closes the store.
  */
+let services = 0;
+
 @Injectable()
 export class LockService implements OnApplicationShutdown {
   private readonly held = new Set<Lease>();
   private readonly context = new LeaseContext();
   private readonly waiters = new LocalWaitQueue();
   private readonly host: LeaseHost;
-  private closed = false;
-  private drained?: () => void;
+  private readonly gate = new ShutdownGate(() => this.held.size);
+  /** Names this service's deferred leases in the transactions that keep them. */
+  private readonly retention = `nestjs-distributed-lock:${++services}:`;
+  private readonly transactionFrames = new WeakMap<Lease, LeaseFrame>();
+  private readonly unregisterLeaseCheck: () => void;
 
   constructor(
     @Inject(RESOLVED_LOCK_OPTIONS) private readonly options: ResolvedLockOptions,
@@ -76,11 +84,17 @@ export class LockService implements OnApplicationShutdown {
       watchdog,
       events,
       transactions: options.transactionSynchronizer,
+      renewIntervalMs: options.renewIntervalMs,
       settled: (lease) => {
         this.held.delete(lease);
-        if (this.held.size === 0) this.drained?.();
+        this.gate.changed();
       },
+      retainInTransaction: (lease) => options.transactionSynchronizer.retain?.(this.retention + lease.key, this.transactionFrame(lease)),
     };
+    // A transaction started inside a locked scope checks that scope's leases before it commits.
+    this.unregisterLeaseCheck = registerHeldLeaseCheck(() => {
+      for (const lease of this.context.leases()) lease.assertHeld();
+    });
   }
 
   /** Waits up to `waitMs` for the key; throws `LockNotAcquiredError` if it stays taken. */
@@ -99,6 +113,9 @@ export class LockService implements OnApplicationShutdown {
   /**
    * Runs `fn` under the lock and always releases. A business error from `fn` is rethrown unchanged; if the
    * lease was lost meanwhile, the call fails with `LeaseLostError` (with `fn`'s error, if any, as cause).
+   *
+   * Inside a transaction that already holds a deferred lease on `key` (an earlier locked call in the same
+   * transaction), `fn` runs under that lease: the transaction owns the key until it completes.
    */
   withLock<T>(key: string, fn: (lease: Lease) => Promise<T> | T): Promise<T>;
   withLock<T>(key: string, options: AcquireOptions, fn: (lease: Lease) => Promise<T> | T): Promise<T>;
@@ -108,9 +125,13 @@ export class LockService implements OnApplicationShutdown {
     maybeFn?: (lease: Lease) => Promise<T> | T,
   ): Promise<T> {
     const [options, fn] = typeof optionsOrFn === 'function' ? [{}, optionsOrFn] : [optionsOrFn, maybeFn!];
-    // Only a re-entrant call looks for a held lease here; take() rejects any other re-entry.
-    const holder = options.reentrant ? this.context.holding(key) : undefined;
-    if (holder) return this.context.join(holder, async () => fn(holder.lease), () => this.runLocked(key, options, fn));
+    const holder = this.context.holding(key);
+    if (holder) {
+      if (!options.reentrant) throw new LockReentryError(key);
+      return this.context.join(holder, async () => fn(holder.lease));
+    }
+    const owned = this.ownedByTransaction(key);
+    if (owned) return this.context.join(owned, async () => fn(owned.lease));
     return this.runLocked(key, options, fn);
   }
 
@@ -135,6 +156,11 @@ export class LockService implements OnApplicationShutdown {
     return outcome.value;
   }
 
+  /** The lease of the innermost locked scope (`withLock` or a locked method) running in this call chain. */
+  current(): Lease | undefined {
+    return this.context.current();
+  }
+
   /**
    * For health checks: one round trip to the store (rejects with `LockStoreUnavailableError` when it does
    * not answer) and whether the watchdog keeps its renewals on time.
@@ -142,33 +168,36 @@ export class LockService implements OnApplicationShutdown {
   async checkHealth(): Promise<LockHealth> {
     const started = performance.now();
     await this.store.ping();
-    return { storeRoundTripMs: performance.now() - started, watchdog: this.watchdog.status(), shuttingDown: this.closed };
-  }
-
-  /** The innermost lease held by the current async call chain (inside `withLock` or a locked method). */
-  current(): Lease | undefined {
-    return this.context.current();
+    return { storeRoundTripMs: performance.now() - started, watchdog: this.watchdog.status(), shuttingDown: this.gate.closed };
   }
 
   /**
-   * Stops taking new leases, gives locked calls still running up to `shutdownGraceMs` to finish (their
-   * leases stay renewed meanwhile), then tells the rest their lease is gone and releases it, and closes
-   * the store. Nest calls this after the HTTP server stopped accepting requests.
+   * Stops taking new leases (waits in progress end with `LockStoreUnavailableError`), gives acquisitions
+   * in flight and locked calls still running up to `shutdownGraceMs` to finish (their leases stay renewed
+   * meanwhile), then tells the rest their lease is gone and releases it, and closes the store. Nest calls
+   * this after the HTTP server stopped accepting requests.
    */
   async onApplicationShutdown(): Promise<void> {
-    this.closed = true;
-    if (this.held.size > 0) {
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, this.options.shutdownGraceMs);
-        this.drained = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-    }
+    await this.gate.close(this.options.shutdownGraceMs);
     await Promise.allSettled([...this.held].map((lease) => lease.abandon()));
     this.watchdog.stop();
+    this.unregisterLeaseCheck();
     await this.store.close();
+  }
+
+  /** The lease a transaction of the current context keeps for `key`, as the frame later calls join. */
+  private ownedByTransaction(key: string): LeaseFrame | undefined {
+    const frame = this.options.transactionSynchronizer.retained?.(this.retention + key) as LeaseFrame | undefined;
+    return frame && (frame.lease.held || frame.lease.lostError) ? frame : undefined;
+  }
+
+  private transactionFrame(lease: Lease): LeaseFrame {
+    let frame = this.transactionFrames.get(lease);
+    if (!frame) {
+      frame = { lease, parent: undefined, open: true, joined: Promise.resolve() };
+      this.transactionFrames.set(lease, frame);
+    }
+    return frame;
   }
 
   /**
@@ -210,25 +239,39 @@ export class LockService implements OnApplicationShutdown {
 
   private async take(key: string, options: AcquireOptions, waitMs: number): Promise<Lease | null> {
     assertLockKey(key);
-    if (this.closed) {
-      throw new LockStoreUnavailableError('acquire', key, { cause: new Error('the application is shutting down') });
-    }
+    if (this.gate.closed) throw this.gate.refusal(key);
     if (this.context.holding(key)) throw new LockReentryError(key);
     const leaseMs = durationOption('leaseMs', options.leaseMs ?? this.options.leaseMs, 10);
     const minHoldMs = durationOption('minHoldMs', options.minHoldMs ?? 0, 0);
     durationOption('waitMs', waitMs, 0);
     options.signal?.throwIfAborted();
+    return this.gate.track(() => this.grant(key, options, waitMs, leaseMs, minHoldMs));
+  }
+
+  private async grant(key: string, options: AcquireOptions, waitMs: number, leaseMs: number, minHoldMs: number): Promise<Lease | null> {
     const startedAt = Date.now();
-    const waited = await this.waitFor(key, leaseMs, waitMs, startedAt, options.signal);
-    if (!waited) return null;
+    // Only a caller that may wait needs a signal of its own: shutdown cuts its wait short.
+    const wait = waitMs > 0 ? this.gate.waitSignal(options.signal) : undefined;
+    let waited: WaitOutcome | undefined;
+    try {
+      waited = await this.waitFor(key, leaseMs, waitMs, startedAt, wait?.signal ?? options.signal);
+    } catch (error) {
+      throw this.gate.isShutdownAbort(error) ? this.gate.refusal(key) : error;
+    } finally {
+      wait?.done();
+    }
+    if (!waited?.granted) return null;
     const { granted, token, attempts, lastSentAt } = waited;
-    if (!granted) return null;
+    if (this.gate.closed) {
+      // Granted while the application began shutting down: nothing is handed out unwatched.
+      await this.store.release(key, token, 0).catch(() => undefined);
+      throw this.gate.refusal(key);
+    }
     const lease = new Lease(this.host, {
       key,
       token,
       fencingToken: granted.fencingToken,
       leaseMs,
-      renewIntervalMs: Math.max(1, Math.floor(Math.min(this.options.renewIntervalMs ?? leaseMs / 3, leaseMs / 2))),
       minHoldMs,
       autoRenew: options.autoRenew ?? true,
       sentAt: lastSentAt,

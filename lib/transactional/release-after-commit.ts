@@ -1,5 +1,5 @@
 import type { TransactionalAdapter } from '@nestjs-cls/transactional';
-import { trackTransaction } from '../index.js';
+import { trackTransaction } from '../transactions/transaction-scope.js';
 
 /**
  * Wraps any `@nestjs-cls/transactional` adapter so that locks taken inside its transactions are released
@@ -24,8 +24,10 @@ export function releaseLocksAfterCommit<A extends TransactionalAdapter<any, any,
     const options = adapter.optionsFactory(connection, extraProviders);
     return {
       ...options,
+      // The adapter is the resource: RequiresNew on it stands in for the outer transaction on it, while a
+      // transaction of another adapter (another database) around it is waited for too.
       wrapWithTransaction: (txOptions, fn, setTx) =>
-        trackTransaction((work) => options.wrapWithTransaction(txOptions, work, setTx), fn),
+        trackTransaction((work) => options.wrapWithTransaction(txOptions, work, setTx), fn, { resource: adapter }),
     };
   };
   return wrapped;

@@ -6,9 +6,12 @@ import type { WatchedLease } from './watched-lease.interface.js';
 interface Schedule {
   /** When the next renewal should be sent. */
   dueAt: number;
-  /** Local view of expiry: sent time of the last successful grant or renewal + lease, minus clock drift. */
+  /** Local view of expiry: sent time of the last successful grant or renewal + its lease, minus clock drift. */
   deadline: number;
-  inFlight: boolean;
+  /** The renewal sent for this lease and not answered yet. */
+  inFlight?: Promise<void>;
+  /** Held by `extend()`: no renewal is sent meanwhile. */
+  held: boolean;
 }
 
 /** What {@link LeaseWatchdog.status} reports. */
@@ -36,12 +39,39 @@ export class LeaseWatchdog {
 
   constructor(@InjectLockStore() private readonly store: LockStore) {}
 
-  /** Starts watching a lease granted (or extended) by a store call sent at `sentAt`. */
+  /**
+   * Starts (or, after `hold`, resumes) watching a lease granted or extended by a store call that was sent
+   * at `sentAt` and asked for the lease's current `leaseMs`. After `stop()` nothing can be watched any more:
+   * the lease is lost at once rather than handed out unwatched.
+   */
   watch(lease: WatchedLease, sentAt: number): void {
-    if (this.stopped) return;
-    const schedule = this.leases.get(lease) ?? { dueAt: 0, deadline: 0, inFlight: false };
-    this.reset(lease, schedule, sentAt);
+    if (this.stopped) {
+      lease.onLost('shutdown');
+      return;
+    }
+    const schedule = this.leases.get(lease) ?? { dueAt: 0, deadline: 0, held: false };
+    schedule.held = false;
+    this.reset(lease, schedule, sentAt, lease.leaseMs);
     this.leases.set(lease, schedule);
+    this.wakeAt(Math.min(schedule.dueAt, schedule.deadline));
+  }
+
+  /**
+   * Holds a lease's renewals for `extend()`: resolves once no renewal of it is in flight, and sends none
+   * until `watch` (extended) or `resume` (the extension failed). Its deadline is still watched.
+   */
+  async hold(lease: WatchedLease): Promise<void> {
+    const schedule = this.leases.get(lease);
+    if (!schedule) return;
+    schedule.held = true;
+    await schedule.inFlight;
+  }
+
+  /** Ends a `hold` without a new grant: renewals go on from where they were. */
+  resume(lease: WatchedLease): void {
+    const schedule = this.leases.get(lease);
+    if (!schedule?.held) return;
+    schedule.held = false;
     this.wakeAt(Math.min(schedule.dueAt, schedule.deadline));
   }
 
@@ -75,10 +105,10 @@ export class LeaseWatchdog {
     this.timer = undefined;
   }
 
-  private reset(lease: WatchedLease, schedule: Schedule, sentAt: number): void {
+  /** After a grant or renewal sent at `sentAt` that asked for `leaseMs`. */
+  private reset(lease: WatchedLease, schedule: Schedule, sentAt: number, leaseMs: number): void {
     schedule.dueAt = lease.autoRenew ? sentAt + lease.renewIntervalMs : Infinity;
-    schedule.deadline = sentAt + lease.leaseMs - clockDriftMs(lease.leaseMs);
-    schedule.inFlight = false;
+    schedule.deadline = sentAt + leaseMs - clockDriftMs(leaseMs);
   }
 
   private wakeAt(at: number): void {
@@ -99,11 +129,11 @@ export class LeaseWatchdog {
       if (now >= schedule.deadline) {
         this.leases.delete(lease);
         lease.onLost('expired');
-      } else if (!schedule.inFlight && schedule.dueAt - lease.renewIntervalMs / 2 <= now) {
+      } else if (!schedule.inFlight && !schedule.held && schedule.dueAt - lease.renewIntervalMs / 2 <= now) {
         due.push([lease, schedule]);
         next = Math.min(next, schedule.deadline);
       } else {
-        next = Math.min(next, schedule.deadline, schedule.inFlight ? Infinity : schedule.dueAt);
+        next = Math.min(next, schedule.deadline, schedule.inFlight || schedule.held ? Infinity : schedule.dueAt);
       }
     }
     if (due.length > 0) {
@@ -114,33 +144,38 @@ export class LeaseWatchdog {
 
   private async renew(due: Array<[WatchedLease, Schedule]>): Promise<void> {
     const sentAt = Date.now();
-    for (const [, schedule] of due) schedule.inFlight = true;
+    // Each result is applied with the length its own request asked for, whatever the lease says by then.
+    const requests = due.map(([lease]) => ({ key: lease.key, token: lease.token, leaseMs: lease.leaseMs }));
+    let answered!: () => void;
+    const inFlight = new Promise<void>((resolve) => (answered = resolve));
+    for (const [, schedule] of due) schedule.inFlight = inFlight;
     let results: RenewOutcome[];
     try {
-      results = await this.store.renew(due.map(([lease]) => ({ key: lease.key, token: lease.token, leaseMs: lease.leaseMs })));
+      results = await this.store.renew(requests);
     } catch (error) {
       results = due.map(() => error as Error);
     }
     let next = Infinity;
     due.forEach(([lease, schedule], i) => {
+      if (schedule.inFlight === inFlight) schedule.inFlight = undefined;
       if (this.leases.get(lease) !== schedule) return;
       const result = results[i];
       if (result === true) {
-        this.reset(lease, schedule, sentAt);
-        lease.onRenewed(sentAt);
+        this.reset(lease, schedule, sentAt, requests[i]!.leaseMs);
+        lease.onRenewed(sentAt, requests[i]!.leaseMs);
       } else if (result === false) {
         this.leases.delete(lease);
         lease.onLost('rejected');
         return;
       } else {
-        const failure = result;
-        // Retry soon; the deadline check in tick() declares the lease lost if no retry gets through.
-        schedule.inFlight = false;
+        // Unknown for this lease only: retry it soon; the deadline check in tick() declares it lost if no
+        // retry gets through in time.
         schedule.dueAt = Date.now() + Math.max(10, Math.min(lease.renewIntervalMs / 4, 500));
-        lease.onRenewFailed(failure);
+        lease.onRenewFailed(result);
       }
-      next = Math.min(next, schedule.dueAt, schedule.deadline);
+      next = Math.min(next, schedule.held ? Infinity : schedule.dueAt, schedule.deadline);
     });
+    answered();
     this.wakeAt(next);
   }
 }

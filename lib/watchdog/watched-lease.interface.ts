@@ -4,11 +4,14 @@ import type { LeaseLostReason } from '../errors/lease-lost.error.js';
 export interface WatchedLease {
   readonly key: string;
   readonly token: string;
+  /** The length the next renewal asks for; it may change between renewals (`extend()`). */
   readonly leaseMs: number;
+  /** Follows `leaseMs`. */
   readonly renewIntervalMs: number;
   /** False for leases kept alive by explicit `extend()` calls only; their deadline is still watched. */
   readonly autoRenew: boolean;
-  onRenewed(sentAt: number): void;
+  /** A renewal sent at `sentAt` asking for `leaseMs` got through. */
+  onRenewed(sentAt: number, leaseMs: number): void;
   onRenewFailed(error: unknown): void;
   onLost(reason: LeaseLostReason): void;
 }

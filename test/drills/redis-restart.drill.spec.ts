@@ -1,3 +1,4 @@
+import { LeaseLostError } from '../../lib/index';
 import { startPostgresServer, type PostgresServer } from '../../scripts/servers/postgres-server';
 import { startRedisServer, type RedisServer } from '../../scripts/servers/redis-server';
 import { FencedResource } from '../support/fenced-resource';
@@ -49,6 +50,6 @@ describe('drill: Redis restarts and forgets every lock while one is held', () =>
     expect(await resource.write('ledger', 'old holder', lease.fencingToken)).toBe(false);
     expect((await resource.read('ledger'))!.value).toBe('new holder');
     await takeover.release();
-    await lease.release();
+    await expect(lease.release()).rejects.toBeInstanceOf(LeaseLostError);
   });
 });

@@ -31,7 +31,7 @@ describe('lease loss is visible', () => {
       expect(reason).toBeInstanceOf(LeaseLostError);
       expect((reason as LeaseLostError).reason).toBe('rejected');
       expect(await lost).toMatchObject({ key: 'deleted', fencingToken: lease.fencingToken, reason: 'rejected' });
-      await lease.release();
+      await expect(lease.release()).rejects.toBe(reason);
     });
 
     it('ends withLock with LeaseLostError instead of success, carrying the body’s own error as cause', async () => {
@@ -67,14 +67,16 @@ describe('lease loss is visible', () => {
       expect((result as LeaseLostError).reason).toBe('expired');
     });
 
-    it('reports a manual `await using` scope frozen past its lease as lost when the block ends', async () => {
+    it('ends a manual `await using` scope frozen past its lease with LeaseLostError when the block ends', async () => {
       let lease!: Lease;
-      {
+      const block = async (): Promise<void> => {
         await using held = await app.locks.acquire('frozen-manual');
         lease = held;
         const until = Date.now() + 600;
         while (Date.now() < until);
-      }
+      };
+      const error = await block().catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(LeaseLostError);
       expect((lease.signal.reason as LeaseLostError).reason).toBe('expired');
       expect(app.recorded('released').filter((e) => e.key === 'frozen-manual')).toEqual([]);
     });
@@ -101,7 +103,7 @@ describe('lease loss is visible', () => {
       expect((reason as LeaseLostError).reason).toBe('expired');
       expect(await lost).toMatchObject({ key: 'stalled', reason: 'expired' });
       server.resume();
-      await lease.release();
+      await expect(lease.release()).rejects.toBe(reason);
       // The queued renewal and the clean-up release both reach Redis once it answers again: the key goes.
       while ((await app.store.inspect('stalled')) !== null) await new Promise((resolve) => setTimeout(resolve, 20));
     });

@@ -28,7 +28,7 @@ describe('ownership tokens', () => {
     const current = await b.locks.acquire('order:1', { leaseMs: 10_000, waitMs: 0 });
 
     await expect(stale.extend(60_000)).rejects.toBeInstanceOf(LeaseLostError);
-    await stale.release();
+    await expect(stale.release()).rejects.toBeInstanceOf(LeaseLostError);
     const held = await b.store.inspect('order:1');
     expect(held?.fencingToken).toBe(current.fencingToken);
     expect(held!.ttlMs).toBeLessThanOrEqual(10_000);

@@ -66,6 +66,6 @@ describe('runbook: list, inspect and force-release held locks', () => {
     expect(refused).toMatchObject({ code: 2 });
     expect((refused as { stderr: string }).stderr).toContain('still running');
     expect((await cli('force-release', 'cli', '--confirm')).stdout).toContain('released cli');
-    await lease.release();
+    await expect(lease.release()).rejects.toMatchObject({ code: 'LEASE_LOST' });
   });
 });

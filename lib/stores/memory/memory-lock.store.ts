@@ -1,4 +1,5 @@
 import { EventEmitter } from 'node:events';
+import { processWide } from '../../support/process-wide.js';
 import { globToRegExp } from '../key-glob.js';
 import type { AcquireResult, ForceReleaseResult, HeldLock, LockStore, RenewOutcome, RenewRequest } from '../lock-store.interface.js';
 
@@ -21,16 +22,12 @@ interface MemoryNamespace {
 const SWEEP_EVERY = 1024;
 
 /**
- * Namespaces by key prefix, for the whole process. Deliberately global (and keyed with `Symbol.for`, so the
- * CommonJS and ESM copies of this package share it): two Nest applications in one process stand for two
- * instances in users' e2e tests, and must exclude each other exactly as two pods on one Redis do. One
- * namespace per prefix ever used, each bounded by its sweep.
+ * Namespaces by key prefix, for the whole process (and shared by the CommonJS and ESM copies of this
+ * package): two Nest applications in one process stand for two instances in users' e2e tests, and must
+ * exclude each other exactly as two pods on one Redis do. One namespace per prefix ever used, each bounded
+ * by its sweep.
  */
-const REGISTRY = Symbol.for('nestjs-distributed-lock:memory-namespaces');
-const namespaces: Map<string, MemoryNamespace> = ((globalThis as Record<symbol, unknown>)[REGISTRY] ??= new Map()) as Map<
-  string,
-  MemoryNamespace
->;
+const namespaces = processWide('memory-namespaces', () => new Map<string, MemoryNamespace>());
 
 function namespaceOf(keyPrefix: string): MemoryNamespace {
   let namespace = namespaces.get(keyPrefix);

@@ -1,0 +1,46 @@
+import { AsyncResource } from 'node:async_hooks';
+import { LeaseContext, type LeaseFrame } from './lease-context.js';
+import type { Lease } from './lease.js';
+
+/** Just what LeaseContext asks of a lease. */
+function fakeLease(key: string): Lease {
+  return { key, held: true, enterScope: () => undefined, exitScope: () => undefined } as unknown as Lease;
+}
+
+/** How many frames the current async context keeps reachable, running or not. */
+function chainLength(context: LeaseContext): number {
+  let length = 0;
+  const storage = (context as unknown as { storage: { getStore(): LeaseFrame | undefined } }).storage;
+  for (let frame = storage.getStore(); frame; frame = frame.parent) length++;
+  return length;
+}
+
+describe('LeaseContext', () => {
+  it('does not chain the frames of a locked method that reschedules itself from inside its body', async () => {
+    const context = new LeaseContext();
+    const lease = fakeLease('poll');
+    const depths: number[] = [];
+    await new Promise<void>((done) => {
+      let runs = 0;
+      const poll = (): Promise<void> =>
+        context.run(lease, async () => {
+          depths.push(chainLength(context));
+          if (++runs < 200) setTimeout(() => void poll(), 0);
+          else done();
+        });
+      void poll();
+    });
+    expect(Math.max(...depths)).toBe(1);
+  });
+
+  it('sees only running scopes: a scope that ended is not current in work it left behind', async () => {
+    const context = new LeaseContext();
+    let inScope!: () => Lease | undefined;
+    await context.run(fakeLease('outer'), async () => {
+      // Runs later, in the async context of the scope, as a timer or listener it set up would.
+      inScope = AsyncResource.bind(() => context.current());
+      expect(inScope()?.key).toBe('outer');
+    });
+    expect(inScope()).toBeUndefined();
+  });
+});

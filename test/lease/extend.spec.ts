@@ -1,0 +1,55 @@
+import { MemoryLockStore, type RenewRequest } from '../../lib/index';
+import { GatedStore } from '../support/gated-store';
+import { createLockApp, type LockApp } from '../support/lock-app';
+import { testPrefix } from '../support/test-prefix';
+
+describe('extend()', () => {
+  const prefix = testPrefix(__filename);
+  let store: GatedStore;
+  let app: LockApp;
+
+  beforeAll(async () => {
+    store = new GatedStore(new MemoryLockStore({ keyPrefix: prefix }));
+    app = await createLockApp({ store, leaseMs: 3_000 });
+  });
+  afterAll(() => app.close());
+
+  it('never leaves the local deadline beyond the store’s TTL when a renewal with the old length races it', async () => {
+    const lease = await app.locks.acquire('race', { leaseMs: 600 });
+    // The watchdog's next renewal (asking for the old 600 ms) is held at the store's door...
+    const renewal = store.hold('renew', ([requests]) => (requests as RenewRequest[]).some((r) => r.key === 'race'));
+    await renewal.entered;
+    // ...while the holder extends to 60 s; then the old renewal reaches the store.
+    const renewed = app.next('renewed', (e) => e.key === 'race');
+    const extending = lease.extend(60_000);
+    await new Promise((resolve) => setImmediate(resolve));
+    renewal.open();
+    await Promise.all([extending, renewed]);
+    const held = await store.inspect('race');
+    expect(held).not.toBeNull();
+    // The local view may err early, never late.
+    expect(lease.expiresAt).toBeLessThanOrEqual(Date.now() + held!.ttlMs + 5);
+    expect(held!.ttlMs).toBeGreaterThan(30_000);
+    await lease.release();
+  });
+
+  it('renews a lease extended below the renew interval it was granted with, instead of expiring it', async () => {
+    // Granted for 3 s (renewed every second), then shortened to 300 ms.
+    const lease = await app.locks.acquire('shortened');
+    await lease.extend(300);
+    const outcome = await new Promise<string>((resolve) => {
+      let renewals = 0;
+      const offRenewed = app.events.on('renewed', (e) => {
+        if (e.key === 'shortened' && ++renewals === 3) finish('renewed');
+      });
+      const offLost = app.events.on('lost', (e) => e.key === 'shortened' && finish(`lost: ${e.reason}`));
+      const finish = (result: string): void => {
+        offRenewed();
+        offLost();
+        resolve(result);
+      };
+    });
+    expect(outcome).toBe('renewed');
+    await lease.release();
+  });
+});
