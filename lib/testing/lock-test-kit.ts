@@ -8,7 +8,8 @@ import {
   type LockEventName,
   type LockLostEvent,
 } from '../index.js';
-import { FaultInjectingLockStore, type InjectedFault } from './fault-injecting-lock.store.js';
+import { FaultInjectingLockStore } from './fault-injecting-lock.store.js';
+import type { InjectedFault } from './injected-fault.js';
 import { LockEventRecorder, type LockEventMatch, type WaitForEventOptions } from './lock-event-recorder.js';
 
 /** A key held by "another instance": taken through the store with a token of its own, outside any LockService. */

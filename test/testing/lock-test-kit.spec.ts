@@ -114,6 +114,18 @@ describe('LockTestKit', () => {
     await expect(locks.checkHealth()).resolves.toMatchObject({ watchdog: { watched: 0 } });
   });
 
+  it('a hanging fault leaves calls unanswered until restored, then they reject (a server that stopped answering)', async () => {
+    const { locks, kit } = await testApp({ keyPrefix: testPrefix(__filename) });
+    const fault = kit.store.fail({ operations: ['ping'], effect: 'hang' });
+    let settled = false;
+    const check = locks.checkHealth().finally(() => (settled = true));
+    const other = await locks.tryAcquire('still-answers');
+    await other!.release();
+    expect(settled).toBe(false);
+    fault.restore();
+    await expect(check).rejects.toThrow(LockStoreUnavailableError);
+  });
+
   it('loses a held lease at the next renewal (rejected), and with takeOver another instance holds the key', async () => {
     const { locks, kit } = await testApp({ keyPrefix: testPrefix(__filename) });
     const lease = await locks.acquire('job');
