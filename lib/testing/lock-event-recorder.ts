@@ -50,6 +50,8 @@ export class LockEventRecorder {
         off();
         reject(new Error(`No "${event}" lock event${match === undefined ? '' : ' matching the filter'} within ${timeoutMs} ms.`));
       }, timeoutMs);
+      // A wait the test never awaited must not keep the process alive.
+      timer.unref();
       const off = this.events.on(event, (payload) => {
         if (!matches(payload)) return;
         clearTimeout(timer);

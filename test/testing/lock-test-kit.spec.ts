@@ -154,6 +154,17 @@ describe('LockTestKit', () => {
     expect(await probe.inspect('foreign-at-close')).toBeNull();
   });
 
+  it('does not wait at app.close() for a locked call a test left running: it ends in LeaseLostError (shutdown)', async () => {
+    const { moduleRef, locks, kit } = await testApp({ keyPrefix: testPrefix(__filename) });
+    let finish!: () => void;
+    const entered = kit.nextEvent('acquired', { key: 'left-running' });
+    const running = locks.withLock('left-running', () => new Promise<void>((resolve) => (finish = resolve)));
+    await entered;
+    await moduleRef.close();
+    finish();
+    await expect(running).rejects.toMatchObject({ code: 'LEASE_LOST', reason: 'shutdown' });
+  });
+
   it('works for an application built from its own module, with the LockStore provider overridden', async () => {
     const prefix = testPrefix(__filename);
     const moduleRef = await Test.createTestingModule({
