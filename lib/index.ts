@@ -31,6 +31,14 @@ export {
   type LockContentionEvent,
 } from './events/lock-events.js';
 export * from './errors/index.js';
+export type { FencedBy } from './fencing/fenced-by.js';
+export { fencedWrite, type FencedWrite } from './fencing/fenced-write.js';
+export { fencedSqlUpdate, type FencedSqlUpdate, type SqlQueryable } from './fencing/fenced-sql-update.js';
+export {
+  onStaleFencingToken,
+  STALE_FENCING_TOKEN_CHANNEL,
+  type StaleFencingTokenEvent,
+} from './fencing/stale-fencing-token.channel.js';
 export type { TransactionSynchronizer, TransactionOutcome } from './transactions/transaction-synchronizer.interface.js';
 export { trackTransaction, trackedTransactions, type TrackTransactionOptions } from './transactions/transaction-scope.js';
 export { assertLeasesHeld } from './transactions/held-leases.js';

@@ -7,3 +7,4 @@ export { LockKeyError } from './lock-key.error.js';
 export { LeaseReleasedError } from './lease-released.error.js';
 export { LockReentryError } from './lock-reentry.error.js';
 export { LockNotBoundError } from './lock-not-bound.error.js';
+export { StaleFencingTokenError } from './stale-fencing-token.error.js';

@@ -29,6 +29,14 @@ export function percentile(values: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 }
 
+/** How the paused holder's late write ended, in words: refused by the fencing check, or what it got instead. */
+export function describeLateWrite(drill: PauseDrillResult): string {
+  if (drill.lateWriteCode === 'STALE_FENCING_TOKEN') {
+    return `was refused by the database's fencing check (older token; HTTP ${drill.lateWriteStatus} STALE_FENCING_TOKEN), nothing written`;
+  }
+  return `was answered HTTP ${drill.lateWriteStatus}${drill.lateWriteCode ? ` ${drill.lateWriteCode}` : ''}, not refused by the fencing check`;
+}
+
 /** The at-a-glance summary: a table per instance, the drill, then every invariant with ✔ or ✘. */
 export function formatSummary(report: DemoReport): string {
   const pad = (value: unknown, width: number): string => String(value).padStart(width);
@@ -44,12 +52,12 @@ export function formatSummary(report: DemoReport): string {
     '',
     `lock waits            p50 ${report.waitP50Ms} ms, p99 ${report.waitP99Ms} ms`,
     `double payments       ${report.doublePayments}`,
-    `stale writes rejected ${report.staleWritesRejected} (refused by the database: older fencing token or changed row)`,
+    `stale writes refused  ${report.staleWritesRejected} (by the database's fencing check: older fencing token)`,
     `cron                  ${report.cronTicks} ticks, ${report.instances.reduce((n, i) => n + i.cronRuns, 0)} runs`,
     '',
     `pause drill: ${report.drill.pausedInstance} held the lock (fencing ${report.drill.pausedFencingToken}) and was SIGSTOPped ` +
       `for ${report.drill.pausedForMs} ms; ${report.drill.takeoverInstance} took over (HTTP ${report.drill.takeoverStatus}, ` +
-      `fencing ${report.drill.takeoverFencingToken}); the late write got HTTP ${report.drill.lateWriteStatus}.`,
+      `fencing ${report.drill.takeoverFencingToken}); its late write ${describeLateWrite(report.drill)}.`,
     '',
     ...report.checks.map((c) => `${c.ok ? '✔' : '✘'} ${c.name}${c.ok ? '' : `: ${c.detail}`}`),
     '',

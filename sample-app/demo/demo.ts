@@ -6,7 +6,7 @@ import { Client } from 'pg';
 import { startPostgresServer } from '../../scripts/servers/postgres-server.js';
 import { startRedisServer } from '../../scripts/servers/redis-server.js';
 import { parseDemoOptions } from './demo-options.js';
-import { formatSummary, percentile, type DemoReport, type InstanceReport } from './demo-summary.js';
+import { describeLateWrite, formatSummary, percentile, type DemoReport, type InstanceReport } from './demo-summary.js';
 import { InstanceCluster } from './instance-cluster.js';
 import { checkInvariants } from './invariants.js';
 import { LoadDriver } from './load-driver.js';
@@ -85,7 +85,7 @@ async function main(): Promise<number> {
   await new Promise((resolve) => setTimeout(resolve, (options.seconds * 1000) / 3));
   say(`Fault: freezing ${cluster.instances[0]!.name} (SIGSTOP) while it holds an order's lock, longer than the lease…`);
   const drill = await runPauseDrill(cluster, cluster.instances[0]!, cluster.instances[1]!, options.payLeaseMs);
-  say(`  resumed after ${drill.pausedForMs} ms; its late write was answered with HTTP ${drill.lateWriteStatus}`);
+  say(`  resumed after ${drill.pausedForMs} ms; its late write ${describeLateWrite(drill)}`);
 
   const remaining = options.seconds * 1000 - (Date.now() - started);
   if (remaining > 0) await new Promise((resolve) => setTimeout(resolve, remaining));
@@ -110,9 +110,9 @@ async function main(): Promise<number> {
   const checks = [
     ...invariants.checks,
     {
-      name: 'the fencing check rejected the paused holder’s late write',
-      ok: staleWritesRejected >= 1 && drill.lateWriteStatus >= 400,
-      detail: `${staleWritesRejected} stale writes rejected, late write answered ${drill.lateWriteStatus}`,
+      name: 'the fencing check refused the paused holder’s late write',
+      ok: staleWritesRejected >= 1 && drill.lateWriteCode === 'STALE_FENCING_TOKEN' && drill.lateWriteStatus === 409,
+      detail: `${staleWritesRejected} stale writes refused; the late write ${describeLateWrite(drill)}`,
     },
     {
       name: 'the new holder paid while the old one was frozen',

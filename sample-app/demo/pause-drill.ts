@@ -9,6 +9,8 @@ export interface PauseDrillResult {
   readonly takeoverFencingToken: number | undefined;
   readonly pausedForMs: number;
   readonly lateWriteStatus: number;
+  /** The error code of the late write's answer: STALE_FENCING_TOKEN when the database refused it. */
+  readonly lateWriteCode: string | undefined;
   readonly lateWriteBody: string;
 }
 
@@ -21,7 +23,8 @@ interface HoldingMessage {
 /**
  * The seeds' drill "holder paused past its lease": instance A takes the order's lock and stalls inside it;
  * at that moment we SIGSTOP it, longer than its lease. Instance B then gets the lock and pays. When A
- * resumes it carries on and writes with its old fencing token, and the database refuses that write.
+ * resumes it carries on and writes with its old fencing token, and the database refuses that write (the
+ * fenced update's StaleFencingTokenError, answered 409 STALE_FENCING_TOKEN).
  */
 export async function runPauseDrill(cluster: InstanceCluster, a: Instance, b: Instance, leaseMs: number): Promise<PauseDrillResult> {
   const holding = new Promise<HoldingMessage>((resolve) => {
@@ -46,6 +49,7 @@ export async function runPauseDrill(cluster: InstanceCluster, a: Instance, b: In
   cluster.resume(a);
 
   const late = await lateWrite;
+  const lateWriteBody = await late.text();
   return {
     pausedInstance: a.name,
     pausedFencingToken: fencingToken,
@@ -54,6 +58,16 @@ export async function runPauseDrill(cluster: InstanceCluster, a: Instance, b: In
     takeoverFencingToken: receipt.fencingToken,
     pausedForMs,
     lateWriteStatus: late.status,
-    lateWriteBody: await late.text(),
+    lateWriteCode: errorCode(lateWriteBody),
+    lateWriteBody,
   };
+}
+
+function errorCode(body: string): string | undefined {
+  try {
+    const code = (JSON.parse(body) as { code?: unknown }).code;
+    return typeof code === 'string' ? code : undefined;
+  } catch {
+    return undefined;
+  }
 }

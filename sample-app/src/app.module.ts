@@ -1,12 +1,16 @@
 import { Module } from '@nestjs/common';
 import { ConfigModule, ConfigService } from '@nestjs/config';
+import { APP_FILTER } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
+import { TerminusModule } from '@nestjs/terminus';
 import { ClsPluginTransactional } from '@nestjs-cls/transactional';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { TypeOrmModule, getDataSourceToken } from '@nestjs/typeorm';
 import { ClsModule } from 'nestjs-cls';
 import { LockModule, type LockModuleOptions } from 'nestjs-distributed-lock';
+import { LockHealthIndicator } from 'nestjs-distributed-lock/health';
 import { releaseLocksAfterCommit } from 'nestjs-distributed-lock/transactional';
+import { HealthController } from './health/health.controller.js';
 import { CloseExpiredOrdersJob } from './jobs/close-expired-orders.job.js';
 import { JobRun } from './jobs/job-run.entity.js';
 import { DrillHooks } from './orders/drill-hooks.service.js';
@@ -14,6 +18,7 @@ import { Order } from './orders/order.entity.js';
 import { OrdersController } from './orders/orders.controller.js';
 import { OrdersService } from './orders/orders.service.js';
 import { Payment } from './orders/payment.entity.js';
+import { StaleWriteFilter } from './orders/stale-write.filter.js';
 import { InstanceStats } from './stats/instance-stats.service.js';
 import { StatsController } from './stats/stats.controller.js';
 import { StockItem } from './stock/stock-item.entity.js';
@@ -26,6 +31,7 @@ export const ENTITIES = [Order, Payment, StockItem, JobRun];
   imports: [
     ConfigModule.forRoot({ isGlobal: true }),
     ScheduleModule.forRoot(),
+    TerminusModule.forRoot({ logger: false }),
     TypeOrmModule.forRootAsync({
       inject: [ConfigService],
       useFactory: (config: ConfigService) => ({
@@ -54,7 +60,15 @@ export const ENTITIES = [Order, Payment, StockItem, JobRun];
           : { redis: config.getOrThrow<string>('REDIS_URL'), keyPrefix: config.get('LOCK_KEY_PREFIX', 'sample:') },
     }),
   ],
-  controllers: [OrdersController, StockController, StatsController],
-  providers: [OrdersService, StockService, CloseExpiredOrdersJob, InstanceStats, DrillHooks],
+  controllers: [OrdersController, StockController, StatsController, HealthController],
+  providers: [
+    OrdersService,
+    StockService,
+    CloseExpiredOrdersJob,
+    InstanceStats,
+    DrillHooks,
+    LockHealthIndicator,
+    { provide: APP_FILTER, useClass: StaleWriteFilter },
+  ],
 })
 export class AppModule {}

@@ -74,6 +74,27 @@ describe('sample app: orders over HTTP on real Redis and PostgreSQL', () => {
     expect((await request(app.getHttpServer()).get('/orders/o-3')).body.paidInstallments).toBe(0);
   });
 
+  it("refuses a write older than the row's fencing token with 409 STALE_FENCING_TOKEN, writing nothing", async () => {
+    await createOrder('o-stale', 3);
+    // As if a newer holder had written the order: its token is far ahead of any grant this run issues.
+    const newer = Number.MAX_SAFE_INTEGER - 1;
+    await db.query(`UPDATE orders SET last_fencing_token = $1 WHERE id = 'o-stale'`, [newer]);
+    const response = await request(app.getHttpServer()).post('/orders/o-stale/pay').expect(409);
+    expect(response.body).toMatchObject({ statusCode: 409, code: 'STALE_FENCING_TOKEN' });
+    expect(response.body.message).toContain(`token ${newer}`);
+    const [{ n }] = await db.query(`SELECT count(*)::int AS n FROM payments WHERE order_id = 'o-stale'`);
+    expect(n).toBe(0);
+    expect((await request(app.getHttpServer()).get('/orders/o-stale')).body.paidInstallments).toBe(0);
+  });
+
+  it('reports the lock store, the watchdog and the database on GET /health', async () => {
+    const response = await request(app.getHttpServer()).get('/health').expect(200);
+    expect(response.body).toMatchObject({
+      status: 'ok',
+      info: { lock: { status: 'up', storeReachable: true, renewalsOverdue: 0 }, database: { status: 'up' } },
+    });
+  });
+
   it('reserves stock in a manual `await using` lock scope, refusing to oversell', async () => {
     await db.query(`INSERT INTO stock_items (sku, available) VALUES ('sku-e2e', 5)`);
     const responses = await Promise.all(

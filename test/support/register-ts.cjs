@@ -10,6 +10,10 @@ const ts = require('typescript');
 const PACKAGE_ENTRIES = {
   'nestjs-distributed-lock': path.join(__dirname, '../../lib/index.ts'),
   'nestjs-distributed-lock/transactional': path.join(__dirname, '../../lib/transactional/index.ts'),
+  'nestjs-distributed-lock/testing': path.join(__dirname, '../../lib/testing/index.ts'),
+  'nestjs-distributed-lock/health': path.join(__dirname, '../../lib/health/index.ts'),
+  'nestjs-distributed-lock/fencing/typeorm': path.join(__dirname, '../../lib/fencing/typeorm/index.ts'),
+  'nestjs-distributed-lock/fencing/drizzle': path.join(__dirname, '../../lib/fencing/drizzle/index.ts'),
 };
 
 const resolve = Module._resolveFilename;

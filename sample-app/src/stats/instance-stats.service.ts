@@ -1,9 +1,9 @@
-import { Injectable, type OnModuleInit } from '@nestjs/common';
-import { LockEvents } from 'nestjs-distributed-lock';
+import { Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import { LockEvents, onStaleFencingToken } from 'nestjs-distributed-lock';
 
 /** Counters the demo reads from every instance through GET /stats. */
 @Injectable()
-export class InstanceStats implements OnModuleInit {
+export class InstanceStats implements OnModuleInit, OnModuleDestroy {
   readonly instance = process.env.INSTANCE_NAME ?? `pid-${process.pid}`;
   payRequests = 0;
   conflicts = 0;
@@ -12,6 +12,7 @@ export class InstanceStats implements OnModuleInit {
   cronRuns = 0;
   acquisitions = 0;
   readonly waitsMs: number[] = [];
+  private stopCountingStaleWrites?: () => void;
 
   constructor(private readonly events: LockEvents) {}
 
@@ -21,6 +22,13 @@ export class InstanceStats implements OnModuleInit {
       this.waitsMs.push(e.waitedMs);
     });
     this.events.on('lost', () => this.leasesLost++);
+    // Refusals are published process-wide (the fencing helpers run on the app's database client, outside
+    // any one application); the demo runs one application per process, so this counts exactly its own.
+    this.stopCountingStaleWrites = onStaleFencingToken(() => this.staleWritesRejected++);
+  }
+
+  onModuleDestroy(): void {
+    this.stopCountingStaleWrites?.();
   }
 
   snapshot(): Record<string, unknown> {

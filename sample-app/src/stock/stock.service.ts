@@ -2,6 +2,7 @@ import { ConflictException, Injectable, NotFoundException } from '@nestjs/common
 import { TransactionHost } from '@nestjs-cls/transactional';
 import type { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { LockService } from 'nestjs-distributed-lock';
+import { fencedTypeOrmUpdate } from 'nestjs-distributed-lock/fencing/typeorm';
 import { StockItem } from './stock-item.entity.js';
 
 @Injectable()
@@ -25,13 +26,14 @@ export class StockService {
       if (!item) throw new NotFoundException(`SKU ${sku} not found.`);
       if (item.available < quantity) throw new ConflictException(`Only ${item.available} of ${sku} left.`);
       const available = item.available - quantity;
-      const updated = await this.txHost.tx
-        .createQueryBuilder()
-        .update(StockItem)
-        .set({ available, lastFencingToken: String(lease.fencingToken) })
-        .where('sku = :sku AND last_fencing_token < :token', { sku, token: String(lease.fencingToken) })
-        .execute();
-      if (updated.affected !== 1) throw new ConflictException(`Stale write to ${sku} refused.`);
+      // A refused stale write rejects with StaleFencingTokenError (409 through StaleWriteFilter).
+      await fencedTypeOrmUpdate(this.txHost.tx, {
+        entity: StockItem,
+        fenceProperty: 'lastFencingToken',
+        set: { available },
+        where: { sku },
+        fencedBy: lease,
+      });
       return { sku, available };
     });
   }

@@ -4,6 +4,7 @@ import { NestFactory } from '@nestjs/core';
 import { Redis } from 'ioredis';
 import { DistributedLockModule, LockModule, type Lease } from 'nestjs-distributed-lock';
 import { AppModule } from './app.module.js';
+import { checkEntryPoints } from './entry-points.js';
 import { ReportJob } from './report.job.js';
 
 function deferred<T>(): { promise: Promise<T>; resolve: (value: T) => void } {
@@ -32,7 +33,7 @@ try {
   // Probing from here, not from inside `work`: inside, the same call chain would be a re-entry, not a rival.
   const lease = await entered.promise;
   try {
-    assert.ok(Number.isSafeInteger(lease.fencingToken) && lease.fencingToken > 0, `fencingToken ${lease.fencingToken}`);
+    assert.ok(Number.isSafeInteger(lease.fencingToken) && lease.fencingToken > 0, `fencingToken ${lease.fencingToken}, testing and health entry points`);
     assert.equal(await redis.exists('consumer12:k'), 1, 'no consumer12:k key in Redis while held');
     assert.equal(await job.tryStart(), null, 'a concurrent tryAcquire got the held key');
   } finally {
@@ -45,7 +46,8 @@ try {
   assert.ok(next, 'the key stayed taken after withLock returned');
   assert.ok(next.fencingToken > lease.fencingToken, 'fencing token did not increase');
   await next.release();
-  console.log(`OK nest12-esm: ${entry.slice(entry.indexOf('nestjs-distributed-lock'))}, fencingToken ${lease.fencingToken}`);
+  await checkEntryPoints();
+  console.log(`OK nest12-esm: ${entry.slice(entry.indexOf('nestjs-distributed-lock'))}, fencingToken ${lease.fencingToken}, testing and health entry points`);
 } finally {
   redis.disconnect();
   // No process.exit(): if the library leaves sockets or timers open after close, the process hangs and the
