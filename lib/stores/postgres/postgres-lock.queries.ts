@@ -77,11 +77,17 @@ WHERE h.name = $1::text AND ${held('h')} AND NOT EXISTS (SELECT 1 FROM granted)`
     // Keep ms > 0 (minimum hold): the row stays held, token and all, until then, and nobody is woken.
     // Otherwise it becomes a tombstone and the key's channel is notified (delivered at commit). The notify
     // CTE is volatile, so it is materialised, and counting it runs pg_notify once per released row.
-    this.releaseSql = `WITH released AS (
+    // A plain release commits without waiting for its WAL flush (synchronous_commit off for this one
+    // transaction): losing it in a crash only keeps the key until its lease runs out, and any grant that
+    // follows it flushes it first, WAL being sequential. Acquisitions and renewals stay synchronous: losing
+    // one of those could let a second holder in.
+    this.releaseSql = `WITH relaxed AS (
+  SELECT set_config('synchronous_commit', 'off', true) WHERE $3::float8 <= 0
+), released AS (
   UPDATE ${t} SET
     token = CASE WHEN $3::float8 > 0 THEN token END,
     expires_at = clock_timestamp() + ${ms('$3')}
-  WHERE name = $1::text AND token = $2::text AND expires_at > clock_timestamp()
+  WHERE name = $1::text AND token = $2::text AND expires_at > clock_timestamp() AND (SELECT count(*) FROM relaxed) >= 0
   RETURNING name
 ), woken AS (
   SELECT pg_notify($4::text, '') FROM released WHERE $3::float8 <= 0
