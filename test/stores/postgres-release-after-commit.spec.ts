@@ -1,6 +1,14 @@
 import { randomBytes } from 'node:crypto';
-import { trackedTransactions, type LockModuleOptions, type TransactionSynchronizer } from '../../lib/index';
-import { createCounterApp, type CounterApp } from '../transactional/counter.fixture';
+import {
+  assertLeaseHeld,
+  LeaseLostError,
+  PostgresLockStore,
+  trackedTransactions,
+  type Lease,
+  type LockModuleOptions,
+  type TransactionSynchronizer,
+} from '../../lib/index';
+import { Counter, createCounterApp, type CounterApp } from '../transactional/counter.fixture';
 import { openPostgresTestDatabase, type PostgresTestDatabase } from './postgres-test-database';
 
 const LOOPS_PER_APP = 3;
@@ -71,5 +79,32 @@ describe('release after commit on the PostgreSQL store', () => {
       app.counters.incrementInTransaction('broken'),
     );
     expect(value).toBeLessThan(total);
+  });
+
+  it('checks the lease inside a TypeORM transaction and refuses the write of a holder that was replaced', async () => {
+    const store = await PostgresLockStore.create({ connection: db.url, keyPrefix: prefix });
+    const app = await createCounterApp(db.url, { store });
+    const other = await createCounterApp(db.url, { store: 'postgres', postgres: db.url, keyPrefix: prefix });
+    try {
+      await app.counters.reset('typeorm');
+      const increment = (lease: Lease) =>
+        app.dataSource.transaction(async (em) => {
+          await assertLeaseHeld(em, store, lease);
+          await em.increment(Counter, { id: 'typeorm' }, 'value', 1);
+        });
+      await app.counters.locks.withLock('counter:typeorm', (lease) => increment(lease));
+
+      const stale = await app.counters.locks.acquire('counter:typeorm');
+      // An operator force-released it (the holder looked stuck) and another instance took over.
+      await store.forceRelease('counter:typeorm', stale.fencingToken);
+      const current = await other.counters.locks.acquire('counter:typeorm');
+      await expect(increment(stale)).rejects.toBeInstanceOf(LeaseLostError);
+      expect(await app.counters.value('typeorm')).toBe(1);
+      await current.release();
+      await stale.release();
+    } finally {
+      await app.close();
+      await other.close();
+    }
   });
 });
