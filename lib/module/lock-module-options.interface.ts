@@ -1,5 +1,5 @@
 import type { LockStore } from '../stores/lock-store.interface.js';
-import type { PostgresConnectionOption } from '../stores/postgres/postgres-client.factory.js';
+import type { PostgresConnectionOption } from '../stores/postgres/postgres-connection.interface.js';
 import type { RedisConnectionOption } from '../stores/redis/redis-client.factory.js';
 import type { TransactionSynchronizer } from '../transactions/transaction-synchronizer.interface.js';
 

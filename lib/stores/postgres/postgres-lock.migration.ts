@@ -1,5 +1,6 @@
 import { PostgresLockTable, type PostgresLockTableOptions } from './postgres-lock-table.js';
-import { isServerError, type PostgresPool } from './postgres-client.factory.js';
+import { isServerError } from './postgres-client.factory.js';
+import type { PostgresPool } from './postgres-connection.interface.js';
 
 /**
  * The DDL of the lease table, for teams that own their schema and run migrations themselves (then create

@@ -1,5 +1,5 @@
 import type { AcquireResult, HeldLock } from '../lock-store.interface.js';
-import type { PostgresPool } from './postgres-client.factory.js';
+import type { PostgresPool } from './postgres-connection.interface.js';
 import type { PostgresLockTable } from './postgres-lock-table.js';
 
 /** One statement and its parameters, to run on the caller's connection. */

@@ -1,4 +1,3 @@
-import { LockConfigError } from '../../errors/lock-config.error.js';
 import { LockStoreUnavailableError } from '../../errors/lock-store-unavailable.error.js';
 import type {
   AcquireResult,
@@ -8,73 +7,12 @@ import type {
   RenewOutcome,
   RenewRequest,
 } from '../lock-store.interface.js';
-import {
-  assertPostgresConnectionOption,
-  createPostgresConnection,
-  isServerError,
-  type PostgresConnection,
-  type PostgresConnectionOption,
-  type PostgresPoolConfig,
-} from './postgres-client.factory.js';
+import { createPostgresConnection, isServerError, type PostgresConnection } from './postgres-client.factory.js';
 import { ensureLockTable } from './postgres-lock.migration.js';
 import { likePattern, PostgresLockQueries, type SqlStatement } from './postgres-lock.queries.js';
-import { PostgresLockTable, type PostgresLockTableOptions } from './postgres-lock-table.js';
+import { PostgresLockTable } from './postgres-lock-table.js';
+import { resolveStoreOptions, type PostgresLockStoreOptions, type ResolvedStoreOptions } from './postgres-lock-store.options.js';
 import { PostgresReleaseListener } from './postgres-release.listener.js';
-
-/** How the store keeps the lease table small: rows that ended are deleted after a while. */
-export interface PostgresSweepOptions {
-  /**
-   * How long a released or expired row stays before it may be deleted. While it stays, the next grant of
-   * its key continues from its fencing token even if the database clock stepped back.
-   * @default 60000
-   */
-  readonly retainMs?: number;
-  /**
-   * At most one sweep per this interval per store, started by an acquisition (an idle store sweeps nothing
-   * and needs nothing swept).
-   * @default 60000
-   */
-  readonly everyMs?: number;
-}
-
-/** Options of {@link PostgresLockStore.create}. */
-export interface PostgresLockStoreOptions extends PostgresLockTableOptions {
-  /** A `postgres://` URL, node-postgres pool settings, or a `pg.Pool` to reuse (never ended by the store). */
-  readonly connection: PostgresConnectionOption;
-  /**
-   * Prepended to every lock key in the `name` column, like the Redis store's key prefix.
-   * @default 'lock:'
-   */
-  readonly keyPrefix?: string;
-  /**
-   * How long one statement may take before its outcome counts as unknown (and is cleaned up).
-   * @default 2000
-   */
-  readonly commandTimeoutMs?: number;
-  /**
-   * Create the schema, table and sequence on first use when they are missing. Set `false` when your
-   * migrations own the schema (run the SQL of `postgresLockMigration()`).
-   * @default true
-   */
-  readonly createTable?: boolean;
-  /**
-   * Where the one LISTEN connection goes, when not where the pool goes: behind PgBouncer in transaction
-   * mode, point it at PostgreSQL itself (notifications need a session). Without it, waiters still work,
-   * woken by their backoff instead of the release.
-   * @default the pool's settings
-   */
-  readonly listen?: string | PostgresPoolConfig;
-  /** @default { retainMs: 60000, everyMs: 60000 } */
-  readonly sweep?: PostgresSweepOptions;
-}
-
-interface ResolvedStoreOptions {
-  readonly keyPrefix: string;
-  readonly commandTimeoutMs: number;
-  readonly createTable: boolean;
-  readonly retainMs: number;
-  readonly sweepEveryMs: number;
-}
 
 /** Rows deleted per sweep statement, so each stays short; a sweep repeats until a batch comes back short. */
 const SWEEP_BATCH = 1000;
@@ -261,29 +199,4 @@ export class PostgresLockStore implements LockStore {
     const cause = new Error(`PostgreSQL at ${this.connection.address}: ${message}${typeof code === 'string' ? ` (${code})` : ''}`);
     return new LockStoreUnavailableError(operation, key, { cause });
   }
-}
-
-function resolveStoreOptions(options: PostgresLockStoreOptions): ResolvedStoreOptions {
-  if (options === null || typeof options !== 'object') throw new LockConfigError('options', options, 'an options object');
-  assertPostgresConnectionOption('connection', options.connection);
-  if (options.listen !== undefined) assertPostgresConnectionOption('listen', options.listen, false);
-  const keyPrefix = options.keyPrefix ?? 'lock:';
-  if (typeof keyPrefix !== 'string' || keyPrefix.length > 128) throw new LockConfigError('keyPrefix', keyPrefix, 'a string of at most 128 characters');
-  const whole = (name: string, value: unknown, fallback: number, min: number): number => {
-    const chosen = value ?? fallback;
-    if (typeof chosen !== 'number' || !Number.isInteger(chosen) || chosen < min || chosen > 2_147_483_647) {
-      throw new LockConfigError(name, chosen, `a whole number of milliseconds from ${min} to 2147483647`);
-    }
-    return chosen;
-  };
-  if (options.createTable !== undefined && typeof options.createTable !== 'boolean') {
-    throw new LockConfigError('createTable', options.createTable, 'true or false');
-  }
-  return {
-    keyPrefix,
-    commandTimeoutMs: whole('commandTimeoutMs', options.commandTimeoutMs, 2_000, 1),
-    createTable: options.createTable ?? true,
-    retainMs: whole('sweep.retainMs', options.sweep?.retainMs, 60_000, 0),
-    sweepEveryMs: whole('sweep.everyMs', options.sweep?.everyMs, 60_000, 0),
-  };
 }

@@ -1,4 +1,4 @@
-import type { PostgresListenClient } from './postgres-client.factory.js';
+import type { PostgresListenClient } from './postgres-connection.interface.js';
 import { listenStatement } from './postgres-lock-table.js';
 
 interface Subscription {
