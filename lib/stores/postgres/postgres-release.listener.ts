@@ -27,6 +27,8 @@ export class PostgresReleaseListener {
   private reconnectTimer?: NodeJS.Timeout;
   private reconnectDelayMs = MIN_RECONNECT_MS;
   private closed = false;
+  /** LISTEN/UNLISTEN go one at a time, in order (node-postgres deprecates overlapping queries on a client). */
+  private serial: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly open: () => PostgresListenClient) {}
 
@@ -44,8 +46,11 @@ export class PostgresReleaseListener {
       current.listeners.delete(listener);
       if (current.listeners.size > 0 || this.subscriptions.get(channel) !== current) return;
       this.subscriptions.delete(channel);
-      // A failed UNLISTEN leaves a channel nobody hears: its notifications are ignored.
-      this.client?.query(listenStatement(channel, 'UNLISTEN')).catch(() => undefined);
+      // Only on a live connection (a new one never listened to it); a failed UNLISTEN leaves a channel
+      // nobody hears, whose notifications are ignored.
+      this.enqueue(async () => {
+        if (!this.subscriptions.has(channel)) await this.client?.query(listenStatement(channel, 'UNLISTEN'));
+      }).catch(() => undefined);
     };
     try {
       await current.ready;
@@ -68,9 +73,17 @@ export class PostgresReleaseListener {
     if (client) await this.discard(client);
   }
 
-  private async command(statement: string): Promise<void> {
-    const client = await this.connected();
-    await client.query(statement);
+  private command(statement: string): Promise<void> {
+    return this.enqueue(async () => {
+      const client = await this.connected();
+      await client.query(statement);
+    });
+  }
+
+  private enqueue(work: () => Promise<void>): Promise<void> {
+    const next = this.serial.then(work);
+    this.serial = next.catch(() => undefined);
+    return next;
   }
 
   private connected(): Promise<PostgresListenClient> {
