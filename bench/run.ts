@@ -13,20 +13,24 @@ import { runContendedScenario } from './scenarios/contended.scenario.js';
 import { runCostScenario } from './scenarios/cost.scenario.js';
 import { decoratorOverhead } from './scenarios/decorator-overhead.scenario.js';
 import { runSequentialScenario } from './scenarios/sequential.scenario.js';
+import { runStoresScenario } from './scenarios/stores.scenario.js';
 import { runWatchdogScenario } from './scenarios/watchdog.scenario.js';
 import { describeEnvironment } from './support/environment.js';
 import { openRedisTarget } from './support/redis-target.js';
+import { BENCH_STORES } from './stores/bench-stores.js';
 
 /**
- * `npm run bench [-- --quick] [--only=raw,lock-service] [--scenarios=1,3]`: the scenarios of issue 6
- * against one Redis, in one process, contenders interleaved; prints a Markdown report and writes it with
- * the JSON results. Scenario 6 is derived from 1 and 2.
+ * `npm run bench [-- --quick] [--only=raw,lock-service] [--scenarios=1,3] [--stores=redis,postgres]`: the
+ * scenarios of issue 6 against one Redis, in one process, contenders interleaved, then this library on each
+ * store (scenario 7); prints a Markdown report and writes it with the JSON results. Scenario 6 is derived
+ * from 1 and 2.
  */
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
   const config = benchConfig(args.includes('--quick'));
   const only = listOption(args, 'only');
-  const scenarios = new Set(listOption(args, 'scenarios') ?? ['1', '2', '3', '4', '5']);
+  const scenarios = new Set(listOption(args, 'scenarios') ?? ['1', '2', '3', '4', '5', '7']);
+  const storeIds = listOption(args, 'stores');
   const when = async <T>(scenario: string, title: string, run: () => Promise<T[]>): Promise<T[]> => {
     if (!scenarios.has(scenario)) return [];
     console.log(`scenario ${scenario}: ${title}`);
@@ -72,6 +76,9 @@ async function main(): Promise<void> {
     const contended = await when('3', 'contended', () => runContendedScenario(context, everyTuning));
     const cost = await when('4', 'cost', () => runCostScenario(context, perContender, everyTuning));
     const watchdog = await when('5', 'watchdog at scale', () => runWatchdogScenario(context, watchdogEntrants));
+    const stores = await when('7', 'stores', () =>
+      runStoresScenario(context, BENCH_STORES.filter((store) => (!storeIds || storeIds.includes(store.id)) && !store.unavailable?.())),
+    );
 
     const measured = {
       environment,
@@ -90,6 +97,7 @@ async function main(): Promise<void> {
       contended,
       cost,
       watchdog,
+      stores,
       decoratorOverhead: decoratorOverhead(sequential, concurrent),
       durationSeconds: (Date.now() - startedAt) / 1000,
     };

@@ -17,6 +17,19 @@ export type {
 } from './stores/lock-store.interface.js';
 export { MemoryLockStore, type MemoryLockStoreOptions } from './stores/memory/memory-lock.store.js';
 export type { RedisConnectionOption } from './stores/redis/redis-client.factory.js';
+export { PostgresLockStore } from './stores/postgres/postgres-lock.store.js';
+export type { PostgresLockStoreOptions, PostgresSweepOptions } from './stores/postgres/postgres-lock-store.options.js';
+export type {
+  PostgresConnectionOption,
+  PostgresPool,
+  PostgresPoolClient,
+  PostgresPoolConfig,
+  PostgresQueryResult,
+} from './stores/postgres/postgres-connection.interface.js';
+export type { PostgresLockTableOptions } from './stores/postgres/postgres-lock-table.js';
+export type { SqlStatement } from './stores/postgres/postgres-lock.queries.js';
+export { postgresLockMigration } from './stores/postgres/postgres-lock.migration.js';
+export { assertLeaseHeld, type SqlQueryable } from './stores/postgres/postgres-lease.check.js';
 export { MAX_LOCK_KEY_BYTES } from './keys/lock-key.js';
 export {
   LockEvents,

@@ -5,6 +5,7 @@ import type { ContendedRow } from '../scenarios/contended.scenario.js';
 import type { CostRow } from '../scenarios/cost.scenario.js';
 import type { OverheadRow } from '../scenarios/decorator-overhead.scenario.js';
 import type { SequentialRow } from '../scenarios/sequential.scenario.js';
+import type { StoresRow } from '../scenarios/stores.scenario.js';
 import type { WatchdogRow } from '../scenarios/watchdog.scenario.js';
 import type { Environment } from '../support/environment.js';
 import type { TargetCheck } from './targets.js';
@@ -29,6 +30,7 @@ export interface BenchResults {
   readonly contended: ContendedRow[];
   readonly cost: CostRow[];
   readonly watchdog: WatchdogRow[];
+  readonly stores: StoresRow[];
   readonly decoratorOverhead: OverheadRow[];
   readonly targets: TargetCheck[];
   readonly durationSeconds: number;

@@ -1,9 +1,10 @@
 import type { LockStore } from '../stores/lock-store.interface.js';
+import type { PostgresConnectionOption } from '../stores/postgres/postgres-connection.interface.js';
 import type { RedisConnectionOption } from '../stores/redis/redis-client.factory.js';
 import type { TransactionSynchronizer } from '../transactions/transaction-synchronizer.interface.js';
 
 /** Which lease store backs the module. */
-export type LockStoreKind = 'redis' | 'memory';
+export type LockStoreKind = 'redis' | 'memory' | 'postgres';
 
 /** Options of `DistributedLockModule.forRoot` / `forRootAsync`. Durations are milliseconds. */
 export interface LockModuleOptions {
@@ -15,8 +16,15 @@ export interface LockModuleOptions {
    */
   redis?: RedisConnectionOption;
   /**
+   * The PostgreSQL database for `store: 'postgres'`: a `postgres://` URL, node-postgres pool settings, or a
+   * `pg.Pool` to reuse (the module then never ends it). Leases go to the table `distributed_locks`, created
+   * on first use; construct a `PostgresLockStore` yourself for another schema or table. Requires `pg`.
+   */
+  postgres?: PostgresConnectionOption;
+  /**
    * `'memory'` keeps leases in this process only (its namespace is the process and `keyPrefix`): for tests
-   * and single-instance apps. A `LockStore` instance is used as it is, and closed at shutdown.
+   * and single-instance apps. `'postgres'` keeps them in a lease table (see `postgres`). A `LockStore`
+   * instance is used as it is, and closed at shutdown.
    * @default 'redis'
    */
   store?: LockStoreKind | LockStore;
@@ -76,6 +84,7 @@ export interface LockModuleOptions {
 /** {@link LockModuleOptions} after defaults and validation. */
 export interface ResolvedLockOptions {
   readonly redis: RedisConnectionOption | undefined;
+  readonly postgres: PostgresConnectionOption | undefined;
   readonly store: LockStoreKind | LockStore;
   readonly keyPrefix: string;
   readonly leaseMs: number;

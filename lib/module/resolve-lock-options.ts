@@ -2,6 +2,7 @@ import { LockConfigError } from '../errors/lock-config.error.js';
 import type { LockStore } from '../stores/lock-store.interface.js';
 import { durationOption } from './duration-option.js';
 import { isRedisClient } from '../stores/redis/redis-client.factory.js';
+import { assertPostgresConnectionOption } from '../stores/postgres/postgres-client.factory.js';
 import { trackedTransactions } from '../transactions/transaction-scope.js';
 import type { TransactionSynchronizer } from '../transactions/transaction-synchronizer.interface.js';
 import { LOCK_MODULE_DEFAULTS } from './lock-module-options.defaults.js';
@@ -9,6 +10,7 @@ import type { LockModuleOptions, ResolvedLockOptions } from './lock-module-optio
 
 const KNOWN_OPTIONS = new Set<string>([
   'redis',
+  'postgres',
   'store',
   'keyPrefix',
   'leaseMs',
@@ -31,10 +33,11 @@ export function resolveLockOptions(options: LockModuleOptions | undefined): Reso
     if (!KNOWN_OPTIONS.has(name)) throw new LockConfigError(name, (options as Record<string, unknown>)[name], 'no such option (typo?)');
   }
   const store = options.store ?? LOCK_MODULE_DEFAULTS.store;
-  if (store !== 'redis' && store !== 'memory' && !isLockStore(store)) {
-    throw new LockConfigError('store', store, `'redis', 'memory' or a LockStore instance`);
+  if (store !== 'redis' && store !== 'memory' && store !== 'postgres' && !isLockStore(store)) {
+    throw new LockConfigError('store', store, `'redis', 'memory', 'postgres' or a LockStore instance`);
   }
   if (store === 'redis') assertRedisOption(options.redis);
+  if (store === 'postgres') assertPostgresConnectionOption('postgres', options.postgres, true, " (required when store is 'postgres')");
 
   const keyPrefix = options.keyPrefix ?? LOCK_MODULE_DEFAULTS.keyPrefix;
   // eslint-disable-next-line no-control-regex
@@ -66,6 +69,7 @@ export function resolveLockOptions(options: LockModuleOptions | undefined): Reso
   }
   return {
     redis: options.redis,
+    postgres: options.postgres,
     store,
     keyPrefix,
     leaseMs,

@@ -2,12 +2,16 @@ import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { Module } from '@nestjs/common';
 import { DistributedLockModule, LockService } from '../../../lib/index';
+import { workerLockOptions } from './worker-store';
 
-/** Child process of the liveness drill: takes a lease, reports it, then hangs until it is killed. */
+/**
+ * Child process of the liveness drills: takes a lease, reports it, then hangs until it is killed. The store
+ * (Redis by default) comes from the environment, see worker-store.ts.
+ */
 async function main(): Promise<void> {
   const [prefix, key, leaseMs] = process.argv.slice(2) as [string, string, string];
 
-  @Module({ imports: [DistributedLockModule.forRoot({ redis: process.env.REDIS_URL!, keyPrefix: prefix })] })
+  @Module({ imports: [DistributedLockModule.forRoot(workerLockOptions(prefix))] })
   class HolderModule {}
 
   const app = await NestFactory.createApplicationContext(HolderModule, { logger: false });

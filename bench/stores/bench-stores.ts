@@ -1,0 +1,6 @@
+import type { BenchStore } from './bench-store.js';
+import { postgresBenchStore } from './postgres.bench-store.js';
+import { redisBenchStore } from './redis.bench-store.js';
+
+/** The stores scenario's rows, in report order; the first is the baseline of the ratios. */
+export const BENCH_STORES: readonly BenchStore[] = [redisBenchStore, postgresBenchStore];

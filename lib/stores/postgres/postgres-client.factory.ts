@@ -1,0 +1,154 @@
+import { LockConfigError } from '../../errors/lock-config.error.js';
+import type {
+  PostgresConnectionOption,
+  PostgresListenClient,
+  PostgresPool,
+  PostgresPoolConfig,
+} from './postgres-connection.interface.js';
+
+/** What the store runs on: a pool for statements, a factory for its one LISTEN connection. */
+export interface PostgresConnection {
+  readonly pool: PostgresPool;
+  /** False when the user handed the pool in: then ending it is theirs to do. */
+  readonly owned: boolean;
+  /** `host:port`, for error messages (never the user or password). */
+  readonly address: string;
+  openListener(): PostgresListenClient;
+}
+
+export interface PostgresConnectionSettings {
+  readonly commandTimeoutMs: number;
+  /** Settings for the LISTEN connection instead of the pool's: a direct server behind PgBouncer. */
+  readonly listen?: string | PostgresPoolConfig;
+}
+
+const APPLICATION_NAME = 'nestjs-distributed-lock';
+
+export function isPostgresPool(value: unknown): value is PostgresPool {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as PostgresPool).query === 'function' &&
+    typeof (value as PostgresPool).connect === 'function' &&
+    typeof (value as PostgresPool).end === 'function'
+  );
+}
+
+/** A server's error reply (it has a SQLSTATE): the statement ran and failed, so it changed nothing. */
+export function isServerError(error: unknown): boolean {
+  const { code, severity } = (error ?? {}) as { code?: unknown; severity?: unknown };
+  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) && typeof severity === 'string';
+}
+
+/**
+ * A `postgres://` URL, pool settings, or (for the pool only) an existing pool. A bad URL is shown with
+ * its password masked.
+ */
+export function assertPostgresConnectionOption(name: string, value: unknown, poolAllowed = true, required = ''): void {
+  if (typeof value === 'string') {
+    if (/^postgres(ql)?:\/\//.test(value)) return;
+    throw new LockConfigError(name, redactConnectionString(value), 'a postgres:// or postgresql:// URL');
+  }
+  if (poolAllowed && isPostgresPool(value)) return;
+  if (typeof value === 'object' && value !== null && !Array.isArray(value)) return;
+  throw new LockConfigError(
+    name,
+    value,
+    (poolAllowed ? 'a PostgreSQL URL, node-postgres pool settings or a pg.Pool' : 'a PostgreSQL URL or node-postgres client settings') + required,
+  );
+}
+
+/**
+ * A connection string with any password masked, for messages about a bad option:
+ * `postgres://app:***@db:5432/app`, `app:***@db` (whatever scheme, or none).
+ */
+export function redactConnectionString(value: string): string {
+  return value.replace(/^(.*?\/\/)?([^@]*?):[^@]*@/, '$1$2:***@');
+}
+
+type PgModule = {
+  Pool: new (config: object) => PostgresPool & { on(event: string, listener: (...args: unknown[]) => void): unknown };
+  Client: new (config: object) => PostgresListenClient & { host?: string; port?: number };
+};
+
+/**
+ * Loads `pg` on first use, with a message that says what to install when it is missing. The CommonJS
+ * build (and Jest, which runs CommonJS without ES-module support in its VM) has `require`; the ES-module
+ * build has not, and imports it.
+ */
+async function loadPg(): Promise<PgModule> {
+  let loaded: { default?: unknown } & Record<string, unknown>;
+  try {
+    loaded = (typeof require === 'function' ? require('pg') : await import('pg')) as never;
+  } catch (error) {
+    throw new Error(`store 'postgres' needs the "pg" package (npm install pg): ${(error as Error).message}`, { cause: error });
+  }
+  // ESM gets named exports and a default; require the module object itself.
+  return (loaded.Pool ? loaded : loaded.default) as PgModule;
+}
+
+function configOf(option: string | PostgresPoolConfig): Record<string, unknown> {
+  return typeof option === 'string' ? { connectionString: option } : { ...option };
+}
+
+/**
+ * Opens the pool the store runs on, or wraps the user's. A pool the library opens has a statement timeout
+ * of `commandTimeoutMs`, so a statement stuck on a row lock ends with a known outcome (cancelled, nothing
+ * changed) instead of an unknown one, and it ignores idle-client errors (a restart, a failover): the next
+ * statement reports them to its caller. It connects on first use, so an application that fails to start
+ * leaves no socket behind.
+ */
+export async function createPostgresConnection(
+  option: PostgresConnectionOption,
+  settings: PostgresConnectionSettings,
+): Promise<PostgresConnection> {
+  const pg = await loadPg();
+  const reused = isPostgresPool(option);
+  const ownDefaults = {
+    application_name: APPLICATION_NAME,
+    statement_timeout: settings.commandTimeoutMs,
+    connectionTimeoutMillis: settings.commandTimeoutMs,
+  };
+  let pool: PostgresPool;
+  let poolConfig: Record<string, unknown>;
+  let ClientClass = pg.Client;
+  if (reused) {
+    pool = option;
+    poolConfig = { ...(option.options ?? {}) };
+    // pg-pool keeps its client class (and its password, non-enumerable) on the instance.
+    const own = option as { Client?: PgModule['Client']; options?: { password?: unknown } };
+    if (typeof own.Client === 'function') ClientClass = own.Client;
+    if (own.options && 'password' in own.options) poolConfig.password = own.options.password;
+  } else {
+    poolConfig = { ...ownDefaults, ...configOf(option) };
+    const owned = new pg.Pool(poolConfig);
+    owned.on('error', ignore);
+    owned.on('connect', (client) => (client as { on(event: string, listener: () => void): void }).on('error', ignore));
+    pool = owned;
+  }
+  const listenConfig = {
+    // Dead peers are noticed by TCP keepalive instead of never: this connection only ever waits.
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
+    connectionTimeoutMillis: settings.commandTimeoutMs,
+    ...(settings.listen === undefined ? withoutPoolOnly(poolConfig) : { application_name: APPLICATION_NAME, ...configOf(settings.listen) }),
+  };
+  // A Client resolves host and port (URL, fields, PG* environment, defaults) without connecting.
+  const probe = new ClientClass(poolConfig);
+  const address = `${probe.host ?? 'localhost'}:${probe.port ?? 5432}`;
+  return {
+    pool,
+    owned: !reused,
+    address,
+    openListener: () => new ClientClass(listenConfig),
+  };
+}
+
+/** Pool-only settings mean nothing to a single client; the statement timeout would cut nothing it runs. */
+function withoutPoolOnly(config: Record<string, unknown>): Record<string, unknown> {
+  const { max: _max, min: _min, idleTimeoutMillis: _idle, maxUses: _uses, maxLifetimeSeconds: _life, allowExitOnIdle: _exit, ...rest } =
+    config;
+  return rest;
+}
+
+function ignore(): void {}

@@ -1,0 +1,79 @@
+import { PostgresLockTable, type PostgresLockTableOptions } from './postgres-lock-table.js';
+import { isServerError } from './postgres-client.factory.js';
+import type { PostgresPool } from './postgres-connection.interface.js';
+
+/**
+ * The DDL of the lease table, for teams that own their schema and run migrations themselves (then create
+ * the store with `createTable: false`). Idempotent: every statement is `IF NOT EXISTS`.
+ *
+ * - `token` is the holder's secret, NULL once released (the row stays as a tombstone for a while, see the
+ *   store's sweep, so the next grant of the key still sees the last fencing token).
+ * - `fence` comes from the sequence, issued in the granting statement.
+ * - `expires_at` is computed from the database clock, never the application's.
+ * - `UNIQUE (name, fence)` is redundant as a constraint (name is the key) but makes `fence` a key column:
+ *   a transaction that checked its lease `FOR KEY SHARE` (see `assertLeaseHeld`) then blocks every takeover,
+ *   which must change `fence`, while renewals, which change only `expires_at`, go through.
+ * - fillfactor 50 leaves room on each page for renewals to be HOT updates.
+ */
+export function postgresLockMigration(options: PostgresLockTableOptions = {}): string {
+  return migrationStatements(new PostgresLockTable(options)).join(';\n') + ';\n';
+}
+
+export function migrationStatements(table: PostgresLockTable): string[] {
+  return [
+    ...(table.schema ? [`CREATE SCHEMA IF NOT EXISTS "${table.schema}"`] : []),
+    `CREATE SEQUENCE IF NOT EXISTS ${table.sequence} AS bigint`,
+    `CREATE TABLE IF NOT EXISTS ${table.qualified} (
+  name        text        PRIMARY KEY,
+  token       text,
+  fence       bigint      NOT NULL,
+  holder      text        NOT NULL,
+  acquired_at timestamptz NOT NULL,
+  expires_at  timestamptz NOT NULL,
+  CONSTRAINT ${table.grantConstraint} UNIQUE (name, fence)
+) WITH (fillfactor = 50)`,
+  ];
+}
+
+/**
+ * Create-on-first-use. Checks for the table and sequence with one read; only when one is missing (and
+ * `create` allows it) runs the DDL in a transaction behind a transaction-scoped advisory lock, so several
+ * instances starting at once never race on `CREATE ... IF NOT EXISTS` (which can fail on a concurrent
+ * duplicate in the catalogs). Transaction-scoped, so it works through PgBouncer's transaction pooling.
+ */
+export async function ensureLockTable(pool: PostgresPool, table: PostgresLockTable, create: boolean): Promise<void> {
+  if (await tableExists(pool, table)) return;
+  if (!create) {
+    throw new Error(
+      `the lease table ${table.id} does not exist: run the SQL of postgresLockMigration() or let the store create it (createTable: true)`,
+    );
+  }
+  const client = await pool.connect();
+  // A connection error while checked out is reported here, as the failed query; without a listener it
+  // would be an uncaught 'error' event.
+  const ignore = (): void => undefined;
+  client.on?.('error', ignore);
+  let failed: unknown;
+  try {
+    await client.query('BEGIN');
+    await client.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [`nestjs-distributed-lock:${table.id}`]);
+    for (const statement of migrationStatements(table)) await client.query(statement);
+    await client.query('COMMIT');
+  } catch (error) {
+    failed = error;
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  } finally {
+    client.off?.('error', ignore);
+    // A connection that failed (not a statement) is not handed back to the pool.
+    client.release(failed !== undefined && !isServerError(failed));
+  }
+}
+
+async function tableExists(pool: PostgresPool, table: PostgresLockTable): Promise<boolean> {
+  const { rows } = await pool.query(
+    `SELECT to_regclass($1) IS NOT NULL AND to_regclass($2) IS NOT NULL AS ready`,
+    [table.qualified, table.sequence],
+  );
+  return (rows[0] as { ready: boolean } | undefined)?.ready === true;
+}

@@ -1,0 +1,147 @@
+import type { PostgresListenClient } from './postgres-connection.interface.js';
+import { listenStatement } from './postgres-lock-table.js';
+
+interface Subscription {
+  readonly listeners: Set<() => void>;
+  readonly ready: Promise<void>;
+}
+
+const MIN_RECONNECT_MS = 100;
+const MAX_RECONNECT_MS = 5_000;
+
+/**
+ * Wake-ups for waiters over ONE dedicated connection per store (not a pooled one: LISTEN is session state,
+ * and a pool or PgBouncer would hand the session to someone else). A key's channel is listened to while at
+ * least one local waiter waits on it, so the connection's traffic follows contention.
+ *
+ * When the connection drops (server restart, failover, `pg_terminate_backend`, a proxy), it is reopened in
+ * the background with a growing delay while anyone is listening, every channel is listened to again, and
+ * every listener is woken once: a release during the gap was never heard. Meanwhile waiters fall back to
+ * their jittered backoff, so a lost connection costs latency, never correctness.
+ */
+export class PostgresReleaseListener {
+  private client?: PostgresListenClient;
+  private connecting?: Promise<PostgresListenClient>;
+  private readonly subscriptions = new Map<string, Subscription>();
+  private interrupted = false;
+  private reconnectTimer?: NodeJS.Timeout;
+  private reconnectDelayMs = MIN_RECONNECT_MS;
+  private closed = false;
+  /** LISTEN/UNLISTEN go one at a time, in order (node-postgres deprecates overlapping queries on a client). */
+  private serial: Promise<unknown> = Promise.resolve();
+
+  constructor(private readonly open: () => PostgresListenClient) {}
+
+  /** Resolves once the channel is listened to, with the function that stops this listener. */
+  async listen(channel: string, listener: () => void): Promise<() => void> {
+    if (this.closed) throw new Error('the lock store is closed');
+    let subscription = this.subscriptions.get(channel);
+    if (!subscription) {
+      subscription = { listeners: new Set(), ready: this.command(listenStatement(channel)) };
+      this.subscriptions.set(channel, subscription);
+    }
+    subscription.listeners.add(listener);
+    const current = subscription;
+    const stop = (): void => {
+      current.listeners.delete(listener);
+      if (current.listeners.size > 0 || this.subscriptions.get(channel) !== current) return;
+      this.subscriptions.delete(channel);
+      // Only on a live connection (a new one never listened to it); a failed UNLISTEN leaves a channel
+      // nobody hears, whose notifications are ignored.
+      this.enqueue(async () => {
+        if (!this.subscriptions.has(channel)) await this.client?.query(listenStatement(channel, 'UNLISTEN'));
+      }).catch(() => undefined);
+    };
+    try {
+      await current.ready;
+    } catch (error) {
+      // Not cached: the next waiter on this key tries again.
+      current.listeners.clear();
+      stop();
+      if (this.subscriptions.get(channel) === current) this.subscriptions.delete(channel);
+      throw error;
+    }
+    return stop;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.reconnectTimer);
+    this.subscriptions.clear();
+    const client = this.client ?? (await this.connecting?.catch(() => undefined));
+    this.client = undefined;
+    if (client) await this.discard(client);
+  }
+
+  private command(statement: string): Promise<void> {
+    return this.enqueue(async () => {
+      const client = await this.connected();
+      await client.query(statement);
+    });
+  }
+
+  private enqueue(work: () => Promise<void>): Promise<void> {
+    const next = this.serial.then(work);
+    this.serial = next.catch(() => undefined);
+    return next;
+  }
+
+  private connected(): Promise<PostgresListenClient> {
+    if (this.client) return Promise.resolve(this.client);
+    this.connecting ??= this.connect().finally(() => (this.connecting = undefined));
+    return this.connecting;
+  }
+
+  private async connect(): Promise<PostgresListenClient> {
+    const client = this.open();
+    client.on('notification', ({ channel }) => {
+      for (const listener of this.subscriptions.get(channel)?.listeners ?? []) listener();
+    });
+    client.on('error', () => this.lost(client));
+    client.on('end', () => this.lost(client));
+    try {
+      await client.connect();
+      if (this.closed) throw new Error('the lock store is closed');
+      const resumed = this.interrupted ? [...this.subscriptions.keys()] : [];
+      // One simple-protocol message, several statements: one round trip however many keys are waited on.
+      if (resumed.length > 0) await client.query(resumed.map((channel) => listenStatement(channel)).join('; '));
+    } catch (error) {
+      await this.discard(client);
+      throw error;
+    }
+    this.client = client;
+    this.reconnectDelayMs = MIN_RECONNECT_MS;
+    if (this.interrupted) {
+      this.interrupted = false;
+      for (const { listeners } of [...this.subscriptions.values()]) for (const listener of [...listeners]) listener();
+    }
+    return client;
+  }
+
+  private lost(client: PostgresListenClient): void {
+    if (this.client !== client) return;
+    this.client = undefined;
+    void this.discard(client);
+    this.interrupted = this.subscriptions.size > 0;
+    this.scheduleReconnect();
+  }
+
+  private scheduleReconnect(): void {
+    if (this.closed || this.reconnectTimer || this.subscriptions.size === 0) return;
+    this.reconnectTimer = setTimeout(() => {
+      this.reconnectTimer = undefined;
+      this.connected().catch(() => {
+        this.reconnectDelayMs = Math.min(MAX_RECONNECT_MS, this.reconnectDelayMs * 2);
+        this.scheduleReconnect();
+      });
+    }, this.reconnectDelayMs);
+    this.reconnectTimer.unref();
+  }
+
+  /** Ends a client we no longer use; its late errors are expected and ignored. */
+  private async discard(client: PostgresListenClient): Promise<void> {
+    client.removeAllListeners();
+    client.on('error', () => undefined);
+    await client.end().catch(() => undefined);
+  }
+}

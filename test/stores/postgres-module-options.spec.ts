@@ -1,0 +1,79 @@
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { Pool } from 'pg';
+import { DistributedLockModule, LockConfigError, PostgresLockStore, type LockModuleOptions } from '../../lib/index';
+import { Test } from '@nestjs/testing';
+import { createLockApp } from '../support/lock-app';
+import { openPostgresTestDatabase, type PostgresTestDatabase } from './postgres-test-database';
+
+async function startupError(options: Record<string, unknown>): Promise<unknown> {
+  try {
+    const moduleRef = await Test.createTestingModule({ imports: [DistributedLockModule.forRoot(options as LockModuleOptions)] }).compile();
+    const app = moduleRef.createNestApplication({ logger: false });
+    await app.init();
+    await app.close();
+    return undefined;
+  } catch (error) {
+    return error;
+  }
+}
+
+describe("store: 'postgres' module option", () => {
+  let db: PostgresTestDatabase;
+  beforeAll(async () => {
+    db = await openPostgresTestDatabase(__filename);
+  });
+  afterAll(() => db.stop());
+
+  it.each([
+    ['missing', { store: 'postgres' }],
+    ['a number', { store: 'postgres', postgres: 5432 }],
+    ['another scheme', { store: 'postgres', postgres: 'mysql://app:hunter2@db:3306/app' }],
+  ])('rejects a `postgres` option that is %s at startup with LockConfigError naming it, never showing a password', async (_, options) => {
+    const error = await startupError(options);
+    expect(error).toBeInstanceOf(LockConfigError);
+    expect((error as LockConfigError).option).toBe('postgres');
+    expect((error as Error).message).toContain('"postgres"');
+    expect((error as Error).message).not.toContain('hunter2');
+  });
+
+  it('rejects a bad schema or table of a store built by hand, naming the option', async () => {
+    await expect(PostgresLockStore.create({ connection: db.url, table: 'Locks; DROP TABLE x' })).rejects.toMatchObject({ option: 'table' });
+    await expect(PostgresLockStore.create({ connection: db.url, schema: '' })).rejects.toMatchObject({ option: 'schema' });
+  });
+
+  it('locks with a URL, with pool settings, and with a pg.Pool it leaves open', async () => {
+    const pool = new Pool({ connectionString: db.url });
+    try {
+      for (const postgres of [db.url, { connectionString: db.url, max: 2 }, pool]) {
+        const app = await createLockApp({ store: 'postgres', postgres, keyPrefix: 'options:' });
+        await app.locks.withLock('k', async (lease) => expect(lease.fencingToken).toBeGreaterThan(0));
+        await app.close();
+      }
+      await expect(pool.query('SELECT 1')).resolves.toBeDefined();
+    } finally {
+      await pool.end();
+    }
+  });
+
+  it('does not load pg unless the PostgreSQL store is chosen, and says what to install when it is missing', () => {
+    const child = spawnSync(process.execPath, ['-r', join(__dirname, '../support/register-ts.cjs'), join(__dirname, 'postgres-without-pg.script.ts')], {
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    expect(child.stderr).toBe('');
+    expect(JSON.parse(child.stdout.trim())).toEqual({ memoryStore: 'locked', pgLoaded: false, postgresStore: expect.stringContaining('npm install pg') });
+  });
+
+  it('keeps the key of a released minHoldMs lease until the minimum hold is over (cron de-duplication)', async () => {
+    const app = await createLockApp({ store: 'postgres', postgres: db.url, keyPrefix: 'api:' });
+    try {
+      const lease = await app.locks.acquire('order:1', { minHoldMs: 5_000 });
+      await lease.release();
+      expect(await app.locks.tryAcquire('order:1')).toBeNull();
+      expect(await app.store.inspect('order:1')).toMatchObject({ fencingToken: lease.fencingToken });
+    } finally {
+      await app.close();
+    }
+  });
+});
