@@ -16,6 +16,7 @@ export type {
 } from './stores/lock-store.interface.js';
 export { MemoryLockStore, type MemoryLockStoreOptions } from './stores/memory/memory-lock.store.js';
 export type { RedisConnectionOption } from './stores/redis/redis-client.factory.js';
+export type { EtcdClientLike, EtcdClientOptions, EtcdConnectionOption } from './stores/etcd/etcd-connection-option.js';
 export { MAX_LOCK_KEY_BYTES } from './keys/lock-key.js';
 export {
   LockEvents,

@@ -1,9 +1,10 @@
+import type { EtcdConnectionOption } from '../stores/etcd/etcd-connection-option.js';
 import type { LockStore } from '../stores/lock-store.interface.js';
 import type { RedisConnectionOption } from '../stores/redis/redis-client.factory.js';
 import type { TransactionSynchronizer } from '../transactions/transaction-synchronizer.interface.js';
 
 /** Which lease store backs the module. */
-export type LockStoreKind = 'redis' | 'memory';
+export type LockStoreKind = 'redis' | 'memory' | 'etcd';
 
 /** Options of `DistributedLockModule.forRoot` / `forRootAsync`. Durations are milliseconds. */
 export interface LockModuleOptions {
@@ -15,6 +16,14 @@ export interface LockModuleOptions {
    */
   redis?: RedisConnectionOption;
   /**
+   * Where the locks live with `store: 'etcd'`: a client URL, the list of every member's URL, `etcd3` client
+   * options, or an `Etcd3` client to reuse (never closed by the module). Requires the `etcd3` package.
+   * Required when `store` is `'etcd'`; see docs/etcd.md for what it guarantees and how `leaseMs` maps to
+   * etcd's whole-second leases.
+   */
+  etcd?: EtcdConnectionOption;
+  /**
+   * `'etcd'` keeps leases in an etcd cluster (consensus: unavailable rather than two holders).
    * `'memory'` keeps leases in this process only (its namespace is the process and `keyPrefix`): for tests
    * and single-instance apps. A `LockStore` instance is used as it is, and closed at shutdown.
    * @default 'redis'
@@ -76,6 +85,7 @@ export interface LockModuleOptions {
 /** {@link LockModuleOptions} after defaults and validation. */
 export interface ResolvedLockOptions {
   readonly redis: RedisConnectionOption | undefined;
+  readonly etcd: EtcdConnectionOption | undefined;
   readonly store: LockStoreKind | LockStore;
   readonly keyPrefix: string;
   readonly leaseMs: number;

@@ -1,5 +1,6 @@
 import type { FactoryProvider } from '@nestjs/common';
 import { RESOLVED_LOCK_OPTIONS } from '../lock.internal-constants.js';
+import { createEtcdLockStore } from '../stores/etcd/etcd-client.factory.js';
 import { MemoryLockStore } from '../stores/memory/memory-lock.store.js';
 import { LockStore } from '../stores/lock-store.interface.js';
 import { createRedisConnection } from '../stores/redis/redis-client.factory.js';
@@ -10,10 +11,14 @@ import type { ResolvedLockOptions } from './lock-module-options.interface.js';
 export const lockStoreProvider: FactoryProvider<LockStore> = {
   provide: LockStore,
   inject: [RESOLVED_LOCK_OPTIONS],
-  useFactory: (options: ResolvedLockOptions): LockStore => {
+  useFactory: (options: ResolvedLockOptions): LockStore | Promise<LockStore> => {
     const { store } = options;
     if (typeof store === 'object') return store;
     if (store === 'memory') return new MemoryLockStore({ keyPrefix: options.keyPrefix });
+    // Async: the etcd3 package is loaded only here, when an application asks for this store.
+    if (store === 'etcd') {
+      return createEtcdLockStore(options.etcd!, { keyPrefix: options.keyPrefix, commandTimeoutMs: options.commandTimeoutMs });
+    }
     return new RedisLockStore(createRedisConnection(options.redis!), {
       keyPrefix: options.keyPrefix,
       commandTimeoutMs: options.commandTimeoutMs,
