@@ -11,21 +11,15 @@ export interface DeletionWatch {
 }
 
 /**
- * Calls `onDelete` for every delete event in `range` from `fromRevision` on (put events are filtered out
- * by etcd itself, so a minimum-hold re-put or a lease move wakes nobody). etcd3 keeps one watch stream
- * per client for all of them and resumes it from the last seen revision after a reconnect, so events are
- * not lost to a failover; the waiter's periodic re-check covers what a broken stream might still miss.
+ * Calls `onDelete` for every delete event in `range` from the moment etcd confirms the watch (put events
+ * are filtered out by etcd itself, so a minimum-hold re-put or a lease move wakes nobody). etcd3 keeps one
+ * watch stream per client for all of them and resumes it from the last seen revision after a reconnect,
+ * so events are not lost to a failover; the waiter's periodic re-check covers what a broken stream might
+ * still miss.
  */
-export function watchDeletions(
-  client: Etcd3,
-  range: KeyRange | { key: Buffer },
-  fromRevision: number | undefined,
-  onDelete: () => void,
-  tasks: BackgroundTasks,
-): DeletionWatch {
+export function watchDeletions(client: Etcd3, range: KeyRange | { key: Buffer }, onDelete: () => void, tasks: BackgroundTasks): DeletionWatch {
   let builder = client.watch().only('delete');
   builder = 'range_end' in range ? builder.inRange({ start: range.key, end: range.range_end }) : builder.key(range.key);
-  if (fromRevision !== undefined) builder = builder.startRevision(String(fromRevision));
   const watcher: Watcher = builder.watcher();
   let cancelled = false;
   const connected = new Promise<void>((resolve) => watcher.once('connected', () => resolve()));

@@ -23,7 +23,8 @@ export interface QueueBackend {
   position(request: QueuedAcquireRequest, ticket: QueueTicket): Promise<PositionTxnResult>;
   /** True when the lease is still alive (and now refreshed). */
   keepAlive(request: QueuedAcquireRequest, ticket: QueueTicket): Promise<boolean>;
-  watchDeletion(key: Buffer, fromRevision: number, onDelete: () => void): DeletionWatch;
+  /** Watches `key` for its deletion from the moment etcd confirms the watch on. */
+  watchDeletion(key: Buffer, onDelete: () => void): DeletionWatch;
   /** Gives the place up: revokes the lease, which deletes the key with it (in the background). */
   leave(ticket: QueueTicket): void;
   /** The ticket became the holder: from here on it is a grant of `token`. */
@@ -102,11 +103,15 @@ export async function acquireInQueue(request: QueuedAcquireRequest, backend: Que
         failures = 0;
         lastError = undefined;
         const seen = wake.count;
-        // A watch on the same predecessor, started at an earlier revision, still covers its deletion.
+        // A new predecessor gets a watch from "now" on, and the queue is read once more when etcd confirms
+        // it, which catches a deletion that came first. (A watch from the read's revision would do the same,
+        // but etcd serves watches that start in the past from a catch-up loop that runs every 100 ms, and
+        // on a busy lock the revision has always moved on: each hand-off would wait for that loop.)
         if (!watched?.equals(position.predecessor)) {
           watch?.cancel();
           watched = position.predecessor;
-          watch = backend.watchDeletion(position.predecessor, position.revision + 1, () => wake.fire());
+          watch = backend.watchDeletion(position.predecessor, () => wake.fire());
+          void watch.connected.then(() => wake.fire());
         }
         const recheckMs = Math.min(MAX_RECHECK_MS, 500 * 2 ** quietRechecks) * (0.5 + Math.random() / 2);
         const until = Math.min(deadline, ticket.refreshedAt + keepAliveEveryMs, Date.now() + recheckMs);

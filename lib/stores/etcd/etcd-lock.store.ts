@@ -90,10 +90,10 @@ export class EtcdLockStore implements LockStore {
           leaseId: lease.id,
           value: encodeWaiterValue({ holder, leaseMs }),
         }),
-      () => this.revokeLater(lease.id),
+      () => this.revokeLater(lease),
     );
     if (!outcome.granted) {
-      this.revokeLater(lease.id);
+      this.revokeLater(lease);
       const { leaseMs: holderLeaseMs } = decodeWaiterValue(outcome.owner.value);
       return { acquired: false, ttlMs: Number.isFinite(holderLeaseMs) ? holderLeaseMs : -1 };
     }
@@ -130,7 +130,7 @@ export class EtcdLockStore implements LockStore {
   }
 
   async onRelease(key: string, listener: () => void): Promise<() => void> {
-    const watch = watchDeletions(this.client, this.layout.lockRange(key), undefined, listener, this.tasks);
+    const watch = watchDeletions(this.client, this.layout.lockRange(key), listener, this.tasks);
     this.listeners.add(watch);
     const stop = (): void => {
       this.listeners.delete(watch);
@@ -185,7 +185,7 @@ export class EtcdLockStore implements LockStore {
     try {
       this.lengths.granted(leaseMs, ttl, lease.ttlSeconds);
     } catch (error) {
-      this.revokeLater(lease.id);
+      this.revokeLater(lease);
       throw error;
     }
     return lease;
@@ -204,18 +204,18 @@ export class EtcdLockStore implements LockStore {
     try {
       moved = await this.commands.run('release', grant.key, (options) => moveToLeaseTxn(this.rpc, options, input));
     } catch (error) {
-      this.revokeLater(hold.id);
+      this.revokeLater(hold);
       this.forget(token, grant);
       throw error;
     }
     this.forget(token, grant);
     if (!moved) {
-      this.revokeLater(hold.id);
+      this.revokeLater(hold);
       return false;
     }
     const timer = setTimeout(() => {
       this.holds.delete(timer);
-      this.revokeLater(hold.id);
+      this.revokeLater(hold);
     }, keepMs);
     timer.unref();
     this.holds.add(timer);
@@ -227,29 +227,34 @@ export class EtcdLockStore implements LockStore {
     const lease = await this.grantLease('renew', grant.key, leaseMs);
     const input = { waiterKey: grant.waiterKey, createRevision: grant.fencingToken, leaseId: lease.id, value: encodeWaiterValue({ holder: grant.holder, leaseMs }) };
     const moved = await this.commands.run('renew', grant.key, (options) => moveToLeaseTxn(this.rpc, options, input), () =>
-      this.revokeLater(lease.id),
+      this.revokeLater(lease),
     );
     if (!moved) {
-      this.revokeLater(lease.id);
+      this.revokeLater(lease);
       return false;
     }
-    this.revokeLater(grant.leaseId);
+    this.revokeLater({ id: grant.leaseId, ttlSeconds: grant.ttlSeconds });
     Object.assign(grant, { leaseId: lease.id, ttlSeconds: lease.ttlSeconds, leaseMs, refreshedAt: sentAt });
     return true;
   }
 
   private remember(token: string, grant: EtcdGrant): void {
-    for (const swept of this.grants.add(token, grant)) this.revokeLater(swept.leaseId);
+    for (const swept of this.grants.add(token, grant)) this.revokeLater({ id: swept.leaseId, ttlSeconds: swept.ttlSeconds });
   }
 
   /** Drops a grant and revokes its lease (which takes its key along, if it is still attached). */
   private forget(token: string, grant: EtcdGrant): void {
     this.grants.delete(token);
-    this.revokeLater(grant.leaseId);
+    this.revokeLater({ id: grant.leaseId, ttlSeconds: grant.ttlSeconds });
   }
 
-  private revokeLater(leaseId: string): void {
-    this.tasks.run(() => this.commands.run('revoke', leaseId, (options) => revokeLease(this.rpc, options, leaseId)));
+  /**
+   * Revokes a lease (deleting its key, if still attached) without making the caller wait, retried through
+   * an outage until the lease would have run out by itself anyway.
+   */
+  private revokeLater(lease: { readonly id: string; readonly ttlSeconds: number }): void {
+    const until = Date.now() + lease.ttlSeconds * 1_000;
+    this.tasks.retry(() => this.commands.run('revoke', lease.id, (options) => revokeLease(this.rpc, options, lease.id)), until);
   }
 
   private queueBackend(): QueueBackend {
@@ -279,8 +284,8 @@ export class EtcdLockStore implements LockStore {
         ticket.refreshedAt = sentAt;
         return true;
       },
-      watchDeletion: (key, fromRevision, onDelete) => watchDeletions(this.client, { key }, fromRevision, onDelete, this.tasks),
-      leave: (ticket: QueueTicket) => this.revokeLater(ticket.leaseId),
+      watchDeletion: (key, onDelete) => watchDeletions(this.client, { key }, onDelete, this.tasks),
+      leave: (ticket: QueueTicket) => this.revokeLater({ id: ticket.leaseId, ttlSeconds: ticket.ttlSeconds }),
       granted: (request, ticket) =>
         this.remember(request.token, {
           key: request.key,

@@ -2,16 +2,20 @@ import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { Module } from '@nestjs/common';
 import { DistributedLockModule, LockService } from '../../../lib/index';
+import { workerLockOptions } from './worker-lock-options';
 
-/** Child process of the liveness drill: takes a lease, reports it, then hangs until it is killed. */
+/**
+ * Child process of the liveness drills: takes a lease (waiting up to `waitMs`, default one attempt),
+ * reports it, then hangs until it is killed. Killed while still waiting, it is a crashed waiter.
+ */
 async function main(): Promise<void> {
-  const [prefix, key, leaseMs] = process.argv.slice(2) as [string, string, string];
+  const [prefix, key, leaseMs, waitMs = '0'] = process.argv.slice(2) as [string, string, string, string?];
 
-  @Module({ imports: [DistributedLockModule.forRoot({ redis: process.env.REDIS_URL!, keyPrefix: prefix })] })
+  @Module({ imports: [DistributedLockModule.forRoot(workerLockOptions(prefix))] })
   class HolderModule {}
 
   const app = await NestFactory.createApplicationContext(HolderModule, { logger: false });
-  const lease = await app.get(LockService).acquire(key, { leaseMs: Number(leaseMs), waitMs: 0 });
+  const lease = await app.get(LockService).acquire(key, { leaseMs: Number(leaseMs), waitMs: Number(waitMs) });
   process.send!({ held: true, fencingToken: lease.fencingToken });
   setInterval(() => undefined, 1_000);
 }

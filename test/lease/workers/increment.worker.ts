@@ -3,15 +3,17 @@ import { NestFactory } from '@nestjs/core';
 import { Module } from '@nestjs/common';
 import { Redis } from 'ioredis';
 import { DistributedLockModule, LockService } from '../../../lib/index';
+import { workerLockOptions } from './worker-lock-options';
 
 /**
- * Child process of the mutual-exclusion test: several loops, each a read-modify-write of one Redis value
- * under the lock with an await between the read and the write, so any overlap would lose an increment.
+ * Child process of the mutual-exclusion tests: several loops, each a read-modify-write of one Redis value
+ * under the lock (in the store `workerLockOptions` picks) with an await between the read and the write,
+ * so any overlap would lose an increment.
  */
 async function main(): Promise<void> {
   const [prefix, counterKey, loops, iterations] = process.argv.slice(2) as [string, string, string, string];
 
-  @Module({ imports: [DistributedLockModule.forRoot({ redis: process.env.REDIS_URL!, keyPrefix: prefix, waitMs: 60_000 })] })
+  @Module({ imports: [DistributedLockModule.forRoot({ ...workerLockOptions(prefix), waitMs: 60_000 })] })
   class WorkerModule {}
 
   const app = await NestFactory.createApplicationContext(WorkerModule, { logger: false });

@@ -1,5 +1,4 @@
 import type { CallOptions, EtcdRpc, KeyRange } from './etcd-rpc.js';
-import { revision } from './etcd-rpc.js';
 
 export interface PositionTxnInput {
   readonly lock: KeyRange;
@@ -12,8 +11,8 @@ export type PositionTxnResult =
   | { readonly present: false }
   /** First in line: the lock is granted. */
   | { readonly present: true; readonly predecessor: undefined }
-  /** The waiter right before this one, to watch for deletion from `revision` + 1 on (etcd's `waitDeletes`). */
-  | { readonly present: true; readonly predecessor: Buffer; readonly revision: number };
+  /** The waiter right before this one: the only key to watch (etcd's `waitDeletes`). */
+  | { readonly present: true; readonly predecessor: Buffer };
 
 /** Where a waiter stands, read at one revision: its own key still there, and the one key just before it. */
 export async function positionTxn(rpc: EtcdRpc, options: CallOptions, input: PositionTxnInput): Promise<PositionTxnResult> {
@@ -38,5 +37,5 @@ export async function positionTxn(rpc: EtcdRpc, options: CallOptions, input: Pos
   if (!reply.succeeded) return { present: false };
   const predecessor = reply.responses[0]!.response_range.kvs[0];
   if (!predecessor) return { present: true, predecessor: undefined };
-  return { present: true, predecessor: predecessor.key, revision: revision(reply.header.revision) };
+  return { present: true, predecessor: predecessor.key };
 }
