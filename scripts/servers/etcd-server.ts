@@ -17,6 +17,9 @@ export interface EtcdMember {
   readonly running: boolean;
   /** SIGKILL, as a crashed machine: no goodbye to the peers. Resolves once the process is gone. */
   kill(): Promise<void>;
+  /** SIGSTOP: the member stops answering but keeps its sockets open, like a stalled machine. */
+  pause(): void;
+  resume(): void;
   /** Starts the member again with its data dir; resolves once it serves requests (which needs a quorum). */
   start(): Promise<void>;
 }
@@ -168,8 +171,17 @@ class MemberProcess implements EtcdMember {
     const child = this.child;
     if (!child || !this.running) return;
     const gone = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGCONT');
     child.kill('SIGKILL');
     await gone;
+  }
+
+  pause(): void {
+    if (this.running) this.child!.kill('SIGSTOP');
+  }
+
+  resume(): void {
+    if (this.running) this.child!.kill('SIGCONT');
   }
 
   private async untilHealthy(deadline: number): Promise<void> {

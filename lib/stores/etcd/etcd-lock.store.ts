@@ -59,6 +59,7 @@ export class EtcdLockStore implements LockStore {
   private readonly holds = new Set<NodeJS.Timeout>();
   private readonly listeners = new Set<DeletionWatch>();
   private readonly closing = new AbortController();
+  private readonly waiting = new Set<Promise<unknown>>();
 
   constructor(
     private readonly client: Etcd3,
@@ -104,7 +105,11 @@ export class EtcdLockStore implements LockStore {
   acquireQueued(request: QueuedAcquireRequest): Promise<QueuedAcquireOutcome> {
     // Closing the store ends every wait at once (with a store error), so shutdown never waits for waitMs.
     const signal = request.signal ? AbortSignal.any([request.signal, this.closing.signal]) : this.closing.signal;
-    return acquireInQueue({ ...request, signal }, this.queueBackend());
+    const outcome = acquireInQueue({ ...request, signal }, this.queueBackend());
+    const settled = outcome.catch(() => undefined);
+    this.waiting.add(settled);
+    void settled.finally(() => this.waiting.delete(settled));
+    return outcome;
   }
 
   async release(key: string, token: string, keepMs: number): Promise<boolean> {
@@ -169,6 +174,8 @@ export class EtcdLockStore implements LockStore {
    */
   async close(): Promise<void> {
     this.closing.abort(new LockStoreUnavailableError('acquire', '*', { cause: new Error('the etcd store was closed') }));
+    // Aborted waits end within a turn or a request; their clean-up (revoking their lease) is queued then.
+    await Promise.all([...this.waiting]);
     for (const timer of this.holds) clearTimeout(timer);
     this.holds.clear();
     for (const watch of [...this.listeners]) watch.cancel();
