@@ -30,9 +30,7 @@ export class EtcdLockInspection {
 
   async list(match: string): Promise<HeldLock[]> {
     const pattern = globToRegExp(match);
-    const keys = await this.commands.run('list', match, () =>
-      allKeysQuery(this.rpc, () => ({ deadline: Date.now() + 60_000 }), this.layout.prefixRange()),
-    );
+    const keys = await allKeysQuery(this.rpc, (request) => this.commands.run('list', match, request), this.layout.prefixRange());
     const owners = new Map<string, KeyValue>();
     for (const kv of keys) {
       const key = this.layout.lockKeyOf(kv.key);

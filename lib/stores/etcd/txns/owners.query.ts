@@ -8,12 +8,20 @@ export async function ownerQuery(rpc: EtcdRpc, options: CallOptions, lock: KeyRa
 
 const PAGE = 1_000;
 
-/** Every key of a prefix, page by page (for the runbook's listing, never for hot paths). */
-export async function allKeysQuery(rpc: EtcdRpc, options: () => CallOptions, range: KeyRange): Promise<KeyValue[]> {
+/**
+ * Every key of a prefix, page by page (for the runbook's listing, never for hot paths); `send` runs each
+ * page's request, so every page gets its own timeout.
+ */
+export async function allKeysQuery(
+  rpc: EtcdRpc,
+  send: <T>(request: (options: CallOptions) => Promise<T>) => Promise<T>,
+  range: KeyRange,
+): Promise<KeyValue[]> {
   const keys: KeyValue[] = [];
   let from = range.key;
   for (;;) {
-    const reply = await rpc.kv.range({ key: from, range_end: range.range_end, limit: PAGE }, options());
+    const start = from;
+    const reply = await send((options) => rpc.kv.range({ key: start, range_end: range.range_end, limit: PAGE }, options));
     keys.push(...reply.kvs);
     if (!reply.more || reply.kvs.length === 0) return keys;
     from = Buffer.concat([reply.kvs[reply.kvs.length - 1]!.key, Buffer.from([0])]);
