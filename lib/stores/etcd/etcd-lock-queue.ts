@@ -49,7 +49,7 @@ const MAX_RETRY_MS = 1_000;
  */
 export async function acquireInQueue(request: QueuedAcquireRequest, backend: QueueBackend): Promise<QueuedAcquireOutcome> {
   const { deadline, signal } = request;
-  const keepAliveEveryMs = Math.max(1, Math.floor(Math.min(request.leaseMs, Number.MAX_SAFE_INTEGER) / 3));
+  const keepAliveEveryMs = Math.max(1, Math.floor(request.leaseMs / 3));
   const wake = new Wake();
   let ticket: QueueTicket | undefined;
   let watch: DeletionWatch | undefined;
