@@ -1,10 +1,11 @@
+import type { EtcdConnectionOption } from '../stores/etcd/etcd-connection-option.js';
 import type { LockStore } from '../stores/lock-store.interface.js';
 import type { PostgresConnectionOption } from '../stores/postgres/postgres-connection.interface.js';
 import type { RedisConnectionOption } from '../stores/redis/redis-client.factory.js';
 import type { TransactionSynchronizer } from '../transactions/transaction-synchronizer.interface.js';
 
 /** Which lease store backs the module. */
-export type LockStoreKind = 'redis' | 'memory' | 'postgres';
+export type LockStoreKind = 'redis' | 'memory' | 'postgres' | 'etcd';
 
 /** Options of `DistributedLockModule.forRoot` / `forRootAsync`. Durations are milliseconds. */
 export interface LockModuleOptions {
@@ -22,8 +23,16 @@ export interface LockModuleOptions {
    */
   postgres?: PostgresConnectionOption;
   /**
-   * `'memory'` keeps leases in this process only (its namespace is the process and `keyPrefix`): for tests
-   * and single-instance apps. `'postgres'` keeps them in a lease table (see `postgres`). A `LockStore`
+   * Where the locks live with `store: 'etcd'`: a client URL, the list of every member's URL, `etcd3` client
+   * options, or an `Etcd3` client to reuse (never closed by the module). Requires the `etcd3` package.
+   * Required when `store` is `'etcd'`; see docs/etcd.md for what it guarantees and how `leaseMs` maps to
+   * etcd's whole-second leases.
+   */
+  etcd?: EtcdConnectionOption;
+  /**
+   * Where leases live: `'redis'` (see `redis`); `'postgres'`, a lease table (see `postgres`); `'etcd'`, an
+   * etcd cluster (consensus: unavailable rather than two holders; see `etcd`); `'memory'`, this process
+   * only (its namespace is the process and `keyPrefix`), for tests and single-instance apps. A `LockStore`
    * instance is used as it is, and closed at shutdown.
    * @default 'redis'
    */
@@ -85,6 +94,7 @@ export interface LockModuleOptions {
 export interface ResolvedLockOptions {
   readonly redis: RedisConnectionOption | undefined;
   readonly postgres: PostgresConnectionOption | undefined;
+  readonly etcd: EtcdConnectionOption | undefined;
   readonly store: LockStoreKind | LockStore;
   readonly keyPrefix: string;
   readonly leaseMs: number;

@@ -1,5 +1,6 @@
 import type { FactoryProvider } from '@nestjs/common';
 import { RESOLVED_LOCK_OPTIONS } from '../lock.internal-constants.js';
+import { createEtcdLockStore } from '../stores/etcd/etcd-client.factory.js';
 import { MemoryLockStore } from '../stores/memory/memory-lock.store.js';
 import { LockStore } from '../stores/lock-store.interface.js';
 import { PostgresLockStore } from '../stores/postgres/postgres-lock.store.js';
@@ -9,7 +10,8 @@ import type { ResolvedLockOptions } from './lock-module-options.interface.js';
 
 /**
  * Builds the store the options ask for (the one place that knows which kinds exist); LockService closes it
- * on shutdown. Async because the PostgreSQL store loads its optional driver (`pg`) only when chosen.
+ * on shutdown. Async because the PostgreSQL and etcd stores load their optional drivers (`pg`, `etcd3`) only
+ * when chosen.
  */
 export const lockStoreProvider: FactoryProvider<LockStore | Promise<LockStore>> = {
   provide: LockStore,
@@ -21,6 +23,9 @@ export const lockStoreProvider: FactoryProvider<LockStore | Promise<LockStore>> 
     if (store === 'postgres') {
       const { postgres, keyPrefix, commandTimeoutMs } = options;
       return PostgresLockStore.create({ connection: postgres!, keyPrefix, commandTimeoutMs });
+    }
+    if (store === 'etcd') {
+      return createEtcdLockStore(options.etcd!, { keyPrefix: options.keyPrefix, commandTimeoutMs: options.commandTimeoutMs });
     }
     return new RedisLockStore(createRedisConnection(options.redis!), {
       keyPrefix: options.keyPrefix,

@@ -1,4 +1,5 @@
 import { LockConfigError } from '../errors/lock-config.error.js';
+import { isEtcdClient, isEtcdEndpoint } from '../stores/etcd/etcd-connection-option.js';
 import type { LockStore } from '../stores/lock-store.interface.js';
 import { durationOption } from './duration-option.js';
 import { isRedisClient } from '../stores/redis/redis-client.factory.js';
@@ -11,6 +12,7 @@ import type { LockModuleOptions, ResolvedLockOptions } from './lock-module-optio
 const KNOWN_OPTIONS = new Set<string>([
   'redis',
   'postgres',
+  'etcd',
   'store',
   'keyPrefix',
   'leaseMs',
@@ -33,11 +35,13 @@ export function resolveLockOptions(options: LockModuleOptions | undefined): Reso
     if (!KNOWN_OPTIONS.has(name)) throw new LockConfigError(name, (options as Record<string, unknown>)[name], 'no such option (typo?)');
   }
   const store = options.store ?? LOCK_MODULE_DEFAULTS.store;
-  if (store !== 'redis' && store !== 'memory' && store !== 'postgres' && !isLockStore(store)) {
-    throw new LockConfigError('store', store, `'redis', 'memory', 'postgres' or a LockStore instance`);
+  const STORE_KINDS = ['redis', 'memory', 'postgres', 'etcd'];
+  if (!STORE_KINDS.includes(store as string) && !isLockStore(store)) {
+    throw new LockConfigError('store', store, `'redis', 'memory', 'postgres', 'etcd' or a LockStore instance`);
   }
   if (store === 'redis') assertRedisOption(options.redis);
   if (store === 'postgres') assertPostgresConnectionOption('postgres', options.postgres, true, " (required when store is 'postgres')");
+  if (store === 'etcd') assertEtcdOption(options.etcd);
 
   const keyPrefix = options.keyPrefix ?? LOCK_MODULE_DEFAULTS.keyPrefix;
   // eslint-disable-next-line no-control-regex
@@ -70,6 +74,7 @@ export function resolveLockOptions(options: LockModuleOptions | undefined): Reso
   return {
     redis: options.redis,
     postgres: options.postgres,
+    etcd: options.etcd,
     store,
     keyPrefix,
     leaseMs,
@@ -108,4 +113,24 @@ function assertRedisOption(redis: unknown): void {
   }
   if (isRedisClient(redis) || (typeof redis === 'object' && redis !== null && !Array.isArray(redis))) return;
   throw new LockConfigError('redis', redis, "a Redis URL, ioredis options or an ioredis client (required when store is 'redis')");
+}
+
+function assertEtcdOption(etcd: unknown): void {
+  const expected = "an etcd client URL (http:// or https://, without credentials: use the auth option), a non-empty list of them, etcd3 options with hosts, or an Etcd3 client (required when store is 'etcd')";
+  if (isEtcdEndpoint(etcd) || isEtcdClient(etcd)) return;
+  if (Array.isArray(etcd) && etcd.length > 0 && etcd.every(isEtcdEndpoint)) return;
+  if (typeof etcd === 'object' && etcd !== null && !Array.isArray(etcd)) {
+    const { hosts } = etcd as { hosts?: unknown };
+    const list = typeof hosts === 'string' ? [hosts] : hosts;
+    if (Array.isArray(list) && list.length > 0 && list.every((host) => typeof host === 'string' && /^\S+$/.test(host) && !host.includes('@'))) return;
+  }
+  throw new LockConfigError('etcd', redactCredentials(etcd), expected);
+}
+
+/** An invalid URL may still carry a password: the error shows it without its userinfo. */
+function redactCredentials(value: unknown): unknown {
+  const redact = (text: string): string => text.replace(/\/\/[^/@]*@/, '//***@');
+  if (typeof value === 'string') return redact(value);
+  if (Array.isArray(value)) return value.map((item) => (typeof item === 'string' ? redact(item) : item)).join(', ');
+  return value;
 }

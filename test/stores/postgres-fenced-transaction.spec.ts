@@ -129,6 +129,6 @@ describe('fencing and the business write in one PostgreSQL transaction', () => {
     expect((await fenced(stale)).rowCount).toBe(0);
     expect(await status('o1')).toMatchObject({ status: 'shipped', paid_by: `holder ${current.fencingToken}`, last_fence: String(current.fencingToken) });
     await current.release();
-    await stale.release();
+    await expect(stale.release()).rejects.toBeInstanceOf(LeaseLostError);
   });
 });

@@ -101,7 +101,7 @@ describe('release after commit on the PostgreSQL store', () => {
       await expect(increment(stale)).rejects.toBeInstanceOf(LeaseLostError);
       expect(await app.counters.value('typeorm')).toBe(1);
       await current.release();
-      await stale.release();
+      await expect(stale.release()).rejects.toBeInstanceOf(LeaseLostError);
     } finally {
       await app.close();
       await other.close();

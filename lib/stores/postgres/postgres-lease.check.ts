@@ -5,7 +5,7 @@ import type { PostgresLockStore } from './postgres-lock.store.js';
  * A connection inside the caller's transaction: a `pg` client (`{ rows }`), TypeORM's `EntityManager` or
  * `QueryRunner` (rows), or anything else whose `query(text, values)` resolves to either.
  */
-export interface SqlQueryable {
+export interface LeaseCheckQueryable {
   query(text: string, values?: unknown[]): Promise<unknown>;
 }
 
@@ -26,7 +26,7 @@ export interface SqlQueryable {
  * condition inside a single `UPDATE ... WHERE EXISTS (...)`.
  */
 export async function assertLeaseHeld(
-  transaction: SqlQueryable,
+  transaction: LeaseCheckQueryable,
   store: PostgresLockStore,
   lease: { readonly key: string; readonly fencingToken: number },
 ): Promise<void> {

@@ -5,17 +5,18 @@ import { DistributedLockModule, LockService } from '../../../lib/index';
 import { workerLockOptions } from './worker-store';
 
 /**
- * Child process of the liveness drills: takes a lease, reports it, then hangs until it is killed. The store
+ * Child process of the liveness drills: takes a lease (waiting up to `waitMs`, default one attempt),
+ * reports it, then hangs until it is killed. Killed while still waiting, it is a crashed waiter. The store
  * (Redis by default) comes from the environment, see worker-store.ts.
  */
 async function main(): Promise<void> {
-  const [prefix, key, leaseMs] = process.argv.slice(2) as [string, string, string];
+  const [prefix, key, leaseMs, waitMs = '0'] = process.argv.slice(2) as [string, string, string, string?];
 
   @Module({ imports: [DistributedLockModule.forRoot(workerLockOptions(prefix))] })
   class HolderModule {}
 
   const app = await NestFactory.createApplicationContext(HolderModule, { logger: false });
-  const lease = await app.get(LockService).acquire(key, { leaseMs: Number(leaseMs), waitMs: 0 });
+  const lease = await app.get(LockService).acquire(key, { leaseMs: Number(leaseMs), waitMs: Number(waitMs) });
   process.send!({ held: true, fencingToken: lease.fencingToken });
   setInterval(() => undefined, 1_000);
 }

@@ -3,13 +3,18 @@ import { Pool } from 'pg';
 import type { LockModuleOptions } from '../../../lib/index';
 
 /**
- * Which store the worker processes lock on, from their environment: Redis at REDIS_URL (the default), or
+ * Which store the worker processes lock on, from their environment: Redis at REDIS_URL (the default);
  * PostgreSQL when LOCK_TEST_STORE=postgres, at LOCK_TEST_POSTGRES_URL (whose search path names the spec's
- * schema). The shared value the workers race on lives in the same server as the locks.
+ * schema); etcd when LOCK_TEST_STORE=etcd, at ETCD_ENDPOINTS (comma-separated client URLs). The shared value
+ * the workers race on lives in PostgreSQL for the PostgreSQL store, in Redis otherwise: it is the thing
+ * being protected, not the lock.
  */
 export function workerLockOptions(keyPrefix: string, extra: Partial<LockModuleOptions> = {}): LockModuleOptions {
   if (process.env.LOCK_TEST_STORE === 'postgres') {
     return { store: 'postgres', postgres: process.env.LOCK_TEST_POSTGRES_URL!, keyPrefix, ...extra };
+  }
+  if (process.env.LOCK_TEST_STORE === 'etcd') {
+    return { store: 'etcd', etcd: process.env.ETCD_ENDPOINTS!.split(','), keyPrefix, ...extra };
   }
   return { redis: process.env.REDIS_URL!, keyPrefix, ...extra };
 }

@@ -1,0 +1,40 @@
+import type { Etcd3, Watcher } from 'etcd3';
+import type { BackgroundTasks } from './background-tasks.js';
+import type { KeyRange } from './txns/etcd-rpc.js';
+
+/** A watch for deletions: of one key (a waiter's predecessor) or of any key in a range (release listeners). */
+export interface DeletionWatch {
+  /** Settles once etcd confirmed the watch; events from its start revision on are delivered after that. */
+  readonly connected: Promise<void>;
+  /** Stops the watch (idempotent). Cancelling talks to etcd; the store's close waits for it. */
+  cancel(): void;
+}
+
+/**
+ * Calls `onDelete` for every delete event in `range` from the moment etcd confirms the watch (put events
+ * are filtered out by etcd itself, so a minimum-hold re-put or a lease move wakes nobody). etcd3 keeps one
+ * watch stream per client for all of them and resumes it from the last seen revision after a reconnect,
+ * so events are not lost to a failover; the waiter's periodic re-check covers what a broken stream might
+ * still miss.
+ */
+export function watchDeletions(client: Etcd3, range: KeyRange | { key: Buffer }, onDelete: () => void, tasks: BackgroundTasks): DeletionWatch {
+  let builder = client.watch().only('delete');
+  builder = 'range_end' in range ? builder.inRange({ start: range.key, end: range.range_end }) : builder.key(range.key);
+  const watcher: Watcher = builder.watcher();
+  let cancelled = false;
+  const connected = new Promise<void>((resolve) => watcher.once('connected', () => resolve()));
+  watcher.on('delete', () => {
+    if (!cancelled) onDelete();
+  });
+  // A watch etcd cancels (say, its start revision was compacted) ends here; the owner re-checks on its own
+  // schedule. Listening is also what keeps an 'error' event from being thrown.
+  watcher.on('error', () => undefined);
+  return {
+    connected,
+    cancel: () => {
+      if (cancelled) return;
+      cancelled = true;
+      tasks.run(() => watcher.cancel());
+    },
+  };
+}

@@ -1,0 +1,60 @@
+/** What the store remembers of a lease it granted (holder or waiter that became holder). */
+export interface EtcdGrant {
+  readonly key: string;
+  readonly waiterKey: Buffer;
+  /** The key's create revision: the fencing token, and what every token-checked transaction compares. */
+  readonly fencingToken: number;
+  readonly holder: string;
+  /** The etcd lease the key is attached to; changes when the lease length changes. */
+  leaseId: string;
+  ttlSeconds: number;
+  leaseMs: number;
+  /** Local time the last grant or keep-alive that got through was sent. */
+  refreshedAt: number;
+}
+
+/** Forgotten once the etcd lease has surely run out: twice its TTL without a keep-alive. */
+const FORGET_AFTER_TTLS = 2;
+const SWEEP_EVERY = 256;
+
+/**
+ * Ownership tokens of this store's live grants, each with its waiter key and etcd lease. The token never
+ * goes to etcd (keys and values are readable by anyone who may list locks): a grant is identified there by
+ * its key and create revision, which only this process knows belong to the token. Grants whose lease
+ * surely ran out (the holder never released, and nobody renewed) are swept, so memory stays bounded.
+ */
+export class EtcdGrants {
+  private readonly byToken = new Map<string, EtcdGrant>();
+  private added = 0;
+
+  /** The grant `token` holds on `key`, if any. */
+  get(key: string, token: string): EtcdGrant | undefined {
+    const grant = this.byToken.get(token);
+    return grant?.key === key ? grant : undefined;
+  }
+
+  /** Adds a grant; every so often returns the grants it swept, whose leases the caller may revoke. */
+  add(token: string, grant: EtcdGrant): EtcdGrant[] {
+    this.byToken.set(token, grant);
+    return ++this.added % SWEEP_EVERY === 0 ? this.sweep(Date.now()) : [];
+  }
+
+  delete(token: string): void {
+    this.byToken.delete(token);
+  }
+
+  get size(): number {
+    return this.byToken.size;
+  }
+
+  private sweep(now: number): EtcdGrant[] {
+    const swept: EtcdGrant[] = [];
+    for (const [token, grant] of this.byToken) {
+      if (now - grant.refreshedAt > FORGET_AFTER_TTLS * grant.ttlSeconds * 1_000) {
+        this.byToken.delete(token);
+        swept.push(grant);
+      }
+    }
+    return swept;
+  }
+}

@@ -1,0 +1,182 @@
+import type { Etcd3 } from 'etcd3';
+import { LockStoreUnavailableError } from '../../errors/lock-store-unavailable.error.js';
+import type {
+  AcquireResult,
+  ForceReleaseResult,
+  HeldLock,
+  LockStore,
+  QueuedAcquireOutcome,
+  QueuedAcquireRequest,
+  RenewOutcome,
+  RenewRequest,
+} from '../lock-store.interface.js';
+import { watchDeletions, type DeletionWatch } from './etcd-deletion-watch.js';
+import { decodeWaiterValue, encodeWaiterValue } from './etcd-key-layout.js';
+import type { ShortLeasePolicy } from './etcd-lease-length.js';
+import { keepForMinimumHold, reletGrant } from './etcd-lease-moves.js';
+import { EtcdLockInspection } from './etcd-lock-inspection.js';
+import { acquireInQueue } from './etcd-lock-queue.js';
+import { etcdQueueBackend } from './etcd-queue.backend.js';
+import { EtcdRenewal } from './etcd-renewal.js';
+import { EtcdStoreContext } from './etcd-store-context.js';
+import { acquireTxn } from './txns/acquire.txn.js';
+import { leaseTtl } from './txns/leases.rpc.js';
+import { releaseTxn } from './txns/release.txn.js';
+
+export interface EtcdLockStoreOptions {
+  readonly keyPrefix: string;
+  /** How long one etcd request may take before its outcome counts as unknown. */
+  readonly commandTimeoutMs: number;
+  /** `host:port` list for error messages (`describeEndpoints`). */
+  readonly endpoints: string;
+  /** False when the user handed the client in: closing it is then theirs to do. */
+  readonly ownsClient: boolean;
+  /** @default 'reject' */
+  readonly shortLeases?: ShortLeasePolicy;
+}
+
+/**
+ * The lease protocol on etcd, after its `concurrency.Mutex`: every acquisition puts its own key under the
+ * lock's prefix, attached to its own etcd lease; the key with the lowest create revision owns the lock and
+ * that revision is the fencing token (strictly increasing, linearizable, kept through member failures).
+ * Waiters queue in etcd itself and each watches only its predecessor. Renewals are explicit keep-alives
+ * the library's watchdog sends, never etcd3's background keep-alive (which reports a loss only after two
+ * TTLs): the library's local deadline always comes first. The transactions live in `txns/`.
+ */
+export class EtcdLockStore implements LockStore {
+  private readonly context: EtcdStoreContext;
+  private readonly inspection: EtcdLockInspection;
+  private readonly renewal: EtcdRenewal;
+  private readonly holds = new Set<NodeJS.Timeout>();
+  private readonly listeners = new Set<DeletionWatch>();
+  private readonly closing = new AbortController();
+  private readonly waiting = new Set<Promise<unknown>>();
+
+  constructor(
+    client: Etcd3,
+    private readonly options: EtcdLockStoreOptions,
+  ) {
+    this.context = new EtcdStoreContext(client, { ...options, shortLeases: options.shortLeases ?? 'reject' });
+    this.inspection = new EtcdLockInspection(this.context.rpc, this.context.commands, this.context.layout);
+    this.renewal = new EtcdRenewal(this.context.rpc, this.context.commands, this.context.grants, {
+      relet: (grant, leaseMs, sentAt) => reletGrant(this.context, grant, leaseMs, sentAt),
+      forget: (token, grant) => this.context.forget(token, grant),
+    });
+  }
+
+  async acquire(key: string, token: string, leaseMs: number, holder: string): Promise<AcquireResult> {
+    const { rpc, commands, layout } = this.context;
+    const sentAt = Date.now();
+    const lease = await this.context.grantLease('acquire', key, leaseMs);
+    const waiterKey = layout.waiterKey(key, lease.id);
+    const value = encodeWaiterValue({ holder, leaseMs });
+    // Without an answer the key may exist: revoking the lease deletes it, or keeps a late put from landing.
+    const outcome = await commands.run(
+      'acquire',
+      key,
+      (options) => acquireTxn(rpc, options, { lock: layout.lockRange(key), waiterKey, leaseId: lease.id, value }),
+      () => this.context.revokeLater(lease),
+    );
+    if (!outcome.granted) {
+      this.context.revokeLater(lease);
+      // The holder's requested length stands in for its remaining TTL: asking etcd costs another round trip.
+      const { leaseMs: holderLeaseMs } = decodeWaiterValue(outcome.owner.value);
+      return { acquired: false, ttlMs: Number.isFinite(holderLeaseMs) ? holderLeaseMs : -1 };
+    }
+    const { fencingToken } = outcome;
+    this.context.remember(token, { key, waiterKey, fencingToken, holder, leaseId: lease.id, ttlSeconds: lease.ttlSeconds, leaseMs, refreshedAt: sentAt });
+    return { acquired: true, fencingToken };
+  }
+
+  acquireQueued(request: QueuedAcquireRequest): Promise<QueuedAcquireOutcome> {
+    // Closing the store ends every wait at once (with a store error), so shutdown never waits for waitMs.
+    const signal = request.signal ? AbortSignal.any([request.signal, this.closing.signal]) : this.closing.signal;
+    const outcome = acquireInQueue({ ...request, signal }, etcdQueueBackend(this.context));
+    const settled = outcome.catch(() => undefined);
+    this.waiting.add(settled);
+    void settled.finally(() => this.waiting.delete(settled));
+    return outcome;
+  }
+
+  async release(key: string, token: string, keepMs: number): Promise<boolean> {
+    const { rpc, commands, grants } = this.context;
+    const grant = grants.get(key, token);
+    if (!grant) return false;
+    if (keepMs > 0) return keepForMinimumHold(this.context, token, grant, keepMs, (endHold) => this.afterHold(keepMs, endHold));
+    try {
+      if (await commands.run('release', key, (options) => releaseTxn(rpc, options, grant.waiterKey, grant.fencingToken))) return true;
+      // etcd3 retries a request whose connection broke on another member: "not ours" may then be our own
+      // delete seen twice. Only a release deletes a key while its lease lives (expiry and force-release go
+      // through the lease), so a live lease means the key was ours until we deleted it.
+      return (await commands.run('release', key, (options) => leaseTtl(rpc, options, grant.leaseId))) > 0;
+    } finally {
+      // Whatever happened, the grant is over. Revoking its lease deletes the key too if it is still there
+      // (a release without an answer), and is token-checked by nature: the lease is this grant's alone.
+      this.context.forget(token, grant);
+    }
+  }
+
+  renew(requests: readonly RenewRequest[]): Promise<RenewOutcome[]> {
+    return this.renewal.renew(requests);
+  }
+
+  async onRelease(key: string, listener: () => void): Promise<() => void> {
+    const watch = watchDeletions(this.context.client, this.context.layout.lockRange(key), listener, this.context.tasks);
+    this.listeners.add(watch);
+    const stop = (): void => {
+      this.listeners.delete(watch);
+      watch.cancel();
+    };
+    try {
+      await this.context.commands.run('subscribe', key, () => watch.connected);
+    } catch (error) {
+      stop();
+      throw error;
+    }
+    return stop;
+  }
+
+  inspect(key: string): Promise<HeldLock | null> {
+    return this.inspection.inspect(key);
+  }
+
+  list(match = '*'): Promise<HeldLock[]> {
+    return this.inspection.list(match);
+  }
+
+  forceRelease(key: string, fencingToken?: number): Promise<ForceReleaseResult> {
+    return this.inspection.forceRelease(key, fencingToken);
+  }
+
+  async ping(): Promise<void> {
+    const { rpc, commands, layout } = this.context;
+    // A linearizable read: answered only by a member that can reach a quorum.
+    await commands.run('ping', '*', (options) => rpc.kv.range({ ...layout.prefixRange(), count_only: true }, options));
+  }
+
+  /**
+   * Ends every wait, stops release listeners and minimum-hold timers (a held key then stays until its etcd
+   * lease runs out: at least the hold, as promised), lets background revokes finish for up to one
+   * command timeout, and closes the client if the store opened it.
+   */
+  async close(): Promise<void> {
+    this.closing.abort(new LockStoreUnavailableError('acquire', '*', { cause: new Error('the etcd store was closed') }));
+    // Aborted waits end within a turn or a request; their clean-up (revoking their lease) is queued then.
+    await Promise.all([...this.waiting]);
+    for (const timer of this.holds) clearTimeout(timer);
+    this.holds.clear();
+    for (const watch of [...this.listeners]) watch.cancel();
+    this.listeners.clear();
+    await this.context.tasks.settle(this.options.commandTimeoutMs);
+    if (this.options.ownsClient) this.context.client.close();
+  }
+
+  private afterHold(keepMs: number, endHold: () => void): void {
+    const timer = setTimeout(() => {
+      this.holds.delete(timer);
+      endHold();
+    }, keepMs);
+    timer.unref();
+    this.holds.add(timer);
+  }
+}

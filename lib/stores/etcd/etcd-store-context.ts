@@ -1,0 +1,84 @@
+import type { Etcd3 } from 'etcd3';
+import { BackgroundTasks } from './background-tasks.js';
+import { EtcdCommands } from './etcd-commands.js';
+import { EtcdGrants, type EtcdGrant } from './etcd-grants.js';
+import { EtcdKeyLayout } from './etcd-key-layout.js';
+import { EtcdLeaseLength, type ShortLeasePolicy } from './etcd-lease-length.js';
+import type { EtcdRpc } from './txns/etcd-rpc.js';
+import { grantLease, revokeLease } from './txns/leases.rpc.js';
+
+/** An etcd lease the store granted. */
+export interface EtcdLease {
+  readonly id: string;
+  readonly ttlSeconds: number;
+}
+
+export interface EtcdStoreSettings {
+  readonly keyPrefix: string;
+  readonly commandTimeoutMs: number;
+  /** `host:port` list for error messages (`describeEndpoints`). */
+  readonly endpoints: string;
+  readonly shortLeases: ShortLeasePolicy;
+}
+
+/**
+ * What the parts of one etcd store share: the client and its two RPC services, the per-command timeout,
+ * the key layout, the lease-length rules, the grants this store holds, and its background clean-ups.
+ */
+export class EtcdStoreContext {
+  readonly rpc: EtcdRpc;
+  readonly commands: EtcdCommands;
+  readonly layout: EtcdKeyLayout;
+  readonly lengths: EtcdLeaseLength;
+  readonly grants = new EtcdGrants();
+  readonly tasks = new BackgroundTasks();
+
+  constructor(
+    readonly client: Etcd3,
+    settings: EtcdStoreSettings,
+  ) {
+    this.rpc = { kv: client.kv, lease: client.leaseClient };
+    this.commands = new EtcdCommands(settings.endpoints, settings.commandTimeoutMs);
+    this.layout = new EtcdKeyLayout(settings.keyPrefix);
+    this.lengths = new EtcdLeaseLength(settings.shortLeases, settings.endpoints);
+  }
+
+  /** Grants an etcd lease for `leaseMs` (rounded up to whole seconds); refuses one the server cannot make that short. */
+  async grantLease(operation: string, key: string, leaseMs: number): Promise<EtcdLease> {
+    const ttl = this.lengths.ttlFor(leaseMs);
+    // A grant without an answer leaves at most a lease with no key, which runs out by itself.
+    const lease = await this.commands.run(operation, key, (options) => grantLease(this.rpc, options, ttl));
+    try {
+      this.lengths.granted(leaseMs, ttl, lease.ttlSeconds);
+    } catch (error) {
+      this.revokeLater(lease);
+      throw error;
+    }
+    return lease;
+  }
+
+  /** A lease for a minimum hold: "at least" `keepMs`, so rounding up is always right. */
+  grantHold(key: string, keepMs: number): Promise<EtcdLease> {
+    const ttl = this.lengths.holdTtlFor(keepMs);
+    return this.commands.run('release', key, (options) => grantLease(this.rpc, options, ttl));
+  }
+
+  /**
+   * Revokes a lease (deleting its key, if still attached) without making the caller wait, retried through
+   * an outage until the lease would have run out by itself anyway.
+   */
+  revokeLater(lease: EtcdLease): void {
+    const until = Date.now() + lease.ttlSeconds * 1_000;
+    this.tasks.retry(() => this.commands.run('revoke', lease.id, (options) => revokeLease(this.rpc, options, lease.id)), until);
+  }
+
+  remember(token: string, grant: EtcdGrant): void {
+    for (const swept of this.grants.add(token, grant)) this.revokeLater({ id: swept.leaseId, ttlSeconds: swept.ttlSeconds });
+  }
+
+  /** Drops a grant and revokes its lease (which takes its key along, if it is still attached). */
+  forget(token: string, grant: EtcdGrant): void {
+    this.grants.delete(token);
+    this.revokeLater({ id: grant.leaseId, ttlSeconds: grant.ttlSeconds });
+  }
+}
