@@ -164,7 +164,14 @@ export class Lease implements AsyncDisposable, WatchedLease {
    * release is reported through the `release-failed` event instead, so it cannot mask the block's outcome.
    */
   async [Symbol.asyncDispose](): Promise<void> {
-    if (this.deferReleaseToTransaction()) return;
+    let deferred: boolean;
+    try {
+      deferred = this.deferReleaseToTransaction();
+    } catch (integrationError) {
+      await this.release().catch(() => undefined);
+      throw integrationError;
+    }
+    if (deferred) return;
     await this.release().catch((error: unknown) => {
       if (error instanceof LeaseLostError) throw error;
     });

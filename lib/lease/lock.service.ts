@@ -143,7 +143,15 @@ export class LockService implements OnApplicationShutdown {
     } catch (error) {
       outcome = { ok: false, error };
     }
-    if (lease.deferReleaseToTransaction()) {
+    let deferred: boolean;
+    try {
+      deferred = lease.deferReleaseToTransaction();
+    } catch (integrationError) {
+      // The lease is already being given back: the call fails once it is, so the transaction rolls back.
+      await lease.release().catch(() => undefined);
+      throw integrationError;
+    }
+    if (deferred) {
       if (!outcome.ok) throw outcome.error;
       return outcome.value;
     }

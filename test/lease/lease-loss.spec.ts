@@ -67,6 +67,30 @@ describe('lease loss is visible', () => {
       expect((result as LeaseLostError).reason).toBe('expired');
     });
 
+    it('ends an `await using` block whose lease was lost with LeaseLostError, and a failing block with SuppressedError', async () => {
+      const lostBlock = async (): Promise<string> => {
+        await using lease = await app.locks.acquire('manual-lost');
+        await redis.del(`${prefix}manual-lost`);
+        await aborted(lease.signal);
+        return 'looks fine';
+      };
+      const lost = await lostBlock().catch((e: unknown) => e);
+      expect(lost).toBeInstanceOf(LeaseLostError);
+
+      const bodyError = new Error('write failed');
+      const failingBlock = async (): Promise<void> => {
+        await using lease = await app.locks.acquire('manual-lost-2');
+        await redis.del(`${prefix}manual-lost-2`);
+        await aborted(lease.signal);
+        throw bodyError;
+      };
+      // Node 20 has no global SuppressedError; TypeScript's downlevelled `await using` raises its own.
+      const both = (await failingBlock().catch((e: unknown) => e)) as Error & { error: unknown; suppressed: unknown };
+      expect(both.name).toBe('SuppressedError');
+      expect(both.error).toBeInstanceOf(LeaseLostError);
+      expect(both.suppressed).toBe(bodyError);
+    });
+
     it('ends a manual `await using` scope frozen past its lease with LeaseLostError when the block ends', async () => {
       let lease!: Lease;
       const block = async (): Promise<void> => {

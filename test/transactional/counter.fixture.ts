@@ -101,6 +101,57 @@ export class CounterService {
     await work();
   }
 
+  /** Decorator order 1 again, with a hook between the write and the COMMIT. */
+  @DistributedLock({ key: 'counter:{id}', waitMs: 60_000 })
+  @Transactional()
+  async incrementLockOutsideThen(id: string, beforeCommit: () => Promise<void>): Promise<void> {
+    await this.readModifyWrite(id);
+    await beforeCommit();
+  }
+
+  // Two steps of one checkout, each locked on the same key; the transaction around them holds the first
+  // step's lease until its COMMIT.
+  @DistributedLock({ key: 'counter:{id}', waitMs: 1_000 })
+  async reserve(id: string): Promise<void> {
+    await this.readModifyWrite(id);
+  }
+
+  @DistributedLock({ key: 'counter:{id}', waitMs: 1_000 })
+  async pay(id: string): Promise<void> {
+    await this.readModifyWrite(id);
+  }
+
+  @DistributedLock({ key: 'counter:{id}', waitMs: 0, onLocked: 'skip' })
+  async payOrSkip(id: string): Promise<string> {
+    await this.readModifyWrite(id);
+    return 'paid';
+  }
+
+  @Transactional(Propagation.Nested)
+  @DistributedLock({ key: 'counter:{id}', waitMs: 1_000 })
+  async reserveInFailingSavepoint(id: string): Promise<void> {
+    await this.readModifyWrite(id);
+    throw new Error('out of stock in this warehouse');
+  }
+
+  @Transactional()
+  async checkout(id: string): Promise<void> {
+    await this.reserve(id);
+    await this.pay(id);
+  }
+
+  @Transactional()
+  async checkoutOrSkip(id: string): Promise<string | undefined> {
+    await this.reserve(id);
+    return this.payOrSkip(id);
+  }
+
+  @Transactional()
+  async checkoutAfterFailedSavepoint(id: string): Promise<void> {
+    await this.reserveInFailingSavepoint(id).catch(() => undefined);
+    await this.pay(id);
+  }
+
   async value(id: string): Promise<number> {
     return (await this.txHost.tx.findOneByOrFail(Counter, { id })).value;
   }
