@@ -59,5 +59,6 @@ export { assertLeasesHeld } from './transactions/held-leases.js';
 export { DistributedLock, type DistributedLockDecorator } from './decorator/distributed-lock.decorator.js';
 export type { DistributedLockOptions, LockKeyFunction, OnLockedPolicy } from './decorator/distributed-lock-options.interface.js';
 export { encodeKeySegment, type KeySegmentValue } from './keys/key-segment.encoding.js';
-export { LockNotAcquiredFilter, type LockConflictBody } from './interception/lock-not-acquired.filter.js';
+export { LockErrorFilter, LockNotAcquiredFilter } from './interception/lock-error.filter.js';
+export { lockErrorResponse, type LockErrorBody, type LockConflictBody, type LockErrorResponse } from './interception/lock-error.responses.js';
 export { RedisLockRunbook } from './runbook/redis-lock.runbook.js';

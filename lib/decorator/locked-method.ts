@@ -23,6 +23,8 @@ export class LockedMethod {
   readonly label: string;
   /** Filled at startup by the explorer (or on first use). */
   prepared?: PreparedLock;
+  /** Set when a call got a plain value back (`'number'`, `'null'`…): the method is sync and is refused. */
+  returnedPlainValue?: string;
 
   constructor(
     readonly prototype: object,

@@ -32,8 +32,8 @@ describe('parameterNames', () => {
     expect(of('defaults')).toEqual(['a', 'b', 'c', 'd']);
   });
 
-  it('reports destructured parameters as unnamed and keeps rest parameters', () => {
-    expect(of('destructured')).toEqual([undefined, undefined, 'rest']);
+  it('reports destructured parameters as unnamed and marks the rest parameter with its dots', () => {
+    expect(of('destructured')).toEqual([undefined, undefined, '...rest']);
   });
 
   it('ignores comments, generator stars, computed and quoted method names', () => {

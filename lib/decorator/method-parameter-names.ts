@@ -10,6 +10,8 @@
  *   server bundle, or use the function form `key: (orderId: string) => ...`, which reads no source.
  * - Native, bound and proxied functions have no readable source: the result is `undefined`.
  * - A destructured parameter (`{ id }`, `[first]`) has no name: its position is `undefined`.
+ * - A rest parameter is reported with its dots (`...ids`): it stands for the array of the remaining
+ *   arguments, not for the argument at its position.
  * - Default values may contain anything except a regular-expression literal with unbalanced brackets.
  *
  * @returns names by position, or `undefined` when the source cannot be read.
@@ -28,7 +30,11 @@ export function parameterNames(fn: (...args: never[]) => unknown): (string | und
   return splitTopLevel(list)
     .map((parameter) => parameter.trim())
     .filter((parameter, index, all) => parameter.length > 0 || index < all.length - 1)
-    .map((parameter) => IDENTIFIER_START.exec(parameter.replace(/^\.\.\./, '').trim())?.[0]);
+    .map((parameter) => {
+      const rest = /^\.\.\./.test(parameter);
+      const name = IDENTIFIER_START.exec(parameter.replace(/^\.\.\./, '').trim())?.[0];
+      return name && rest ? `...${name}` : name;
+    });
 }
 
 const IDENTIFIER_START = /^[\p{ID_Start}$_][\p{ID_Continue}$\u200c\u200d]*/u;

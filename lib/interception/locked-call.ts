@@ -19,6 +19,9 @@ import { applyOnLocked } from './on-locked.policy.js';
 export async function lockedCall(method: LockedMethod, thisArg: unknown, args: unknown[]): Promise<unknown> {
   const locks = lockServiceFor(thisArg, method.label);
   const prepared = method.prepared ?? prepareLockedMethod(method);
+  // A method that slipped past the startup check (plain JavaScript, @ts-ignore) and returned a plain value
+  // once is refused from then on, before its body runs again.
+  if (method.returnedPlainValue !== undefined) throw syncMethodError(method, method.returnedPlainValue);
   const key = prepared.resolveKey(thisArg, args);
   let started = false;
   try {
@@ -26,11 +29,8 @@ export async function lockedCall(method: LockedMethod, thisArg: unknown, args: u
       started = true;
       const result: unknown = method.invoke.apply(thisArg, args);
       if (!isThenable(result)) {
-        throw new LockConfigError(
-          `@DistributedLock on ${method.label}`,
-          `a method that returned ${result === null ? 'null' : typeof result}`,
-          'an async (promise-returning) method; a sync method cannot be locked',
-        );
+        method.returnedPlainValue = result === null ? 'null' : typeof result;
+        throw syncMethodError(method, method.returnedPlainValue);
       }
       return result;
     });
@@ -38,6 +38,14 @@ export async function lockedCall(method: LockedMethod, thisArg: unknown, args: u
     if (started || !(error instanceof LockNotAcquiredError)) throw error;
     return await applyOnLocked(prepared.onLocked, error, thisArg, args);
   }
+}
+
+function syncMethodError(method: LockedMethod, returned: string): LockConfigError {
+  return new LockConfigError(
+    `@DistributedLock on ${method.label}`,
+    `a method that returned ${returned}`,
+    'an async (promise-returning) method; a sync method cannot be locked',
+  );
 }
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {

@@ -7,7 +7,10 @@ import { encodeKeySegment, isEncodedSegmentChar, segmentText } from './key-segme
 export interface KeyTemplateTarget {
   /** `ClassName.method`, for messages. */
   readonly label: string;
-  /** Parameter names by position (`undefined` for a destructured parameter); `undefined` if unreadable. */
+  /**
+   * Parameter names by position (`undefined` for a destructured parameter, `...name` for the rest
+   * parameter); `undefined` if unreadable.
+   */
   readonly parameterNames: readonly (string | undefined)[] | undefined;
 }
 
@@ -26,6 +29,8 @@ interface PlaceholderPart {
   readonly path: readonly string[];
   /** Index of the parameter named by the path's first segment. */
   readonly parameter: number;
+  /** The parameter is the rest parameter: it names the array of the arguments from `parameter` on. */
+  readonly rest?: boolean;
 }
 type Part = TextPart | PlaceholderPart;
 
@@ -78,14 +83,16 @@ export function compileKeyTemplate(template: unknown, target: KeyTemplateTarget)
   const names = target.parameterNames ?? [];
   const resolved: Part[] = parts.map((part) => {
     if ('text' in part) return part;
-    const parameter = names.indexOf(part.path[0]!);
+    const named = names.indexOf(part.path[0]!);
+    const rest = named < 0 ? names.indexOf(`...${part.path[0]!}`) : -1;
+    const parameter = named >= 0 ? named : rest;
     if (parameter < 0) {
       return fail(
         `every placeholder to name a parameter of ${describeSignature(target)}; {${part.placeholder}} names none ` +
           '(if the build minifies parameter names, use the function form: key: (...args) => string)',
       );
     }
-    return { ...part, parameter };
+    return { ...part, parameter, rest: rest >= 0 };
   });
 
   const source = template;
@@ -139,7 +146,7 @@ function parse(template: string, fail: (expected: string) => never): Part[] {
 
 function valueAt(part: PlaceholderPart, args: readonly unknown[], source: string, label: string): string {
   const describe = (): string => `Lock key "${source}" of ${label}: {${part.placeholder}}`;
-  let value: unknown = args[part.parameter];
+  let value: unknown = part.rest ? args.slice(part.parameter) : args[part.parameter];
   for (let depth = 1; depth < part.path.length; depth++) {
     if (value === undefined || value === null) {
       throw new LockKeyError(`${describe()} cannot be read: ${part.path.slice(0, depth).join('.')} is ${value}.`);

@@ -4,7 +4,7 @@ import { LockEventLogger } from '../events/lock-event.logger.js';
 import { LockEvents } from '../events/lock-events.js';
 import { LockExplorer } from '../interception/lock.explorer.js';
 import { LockMetadataAccessor } from '../interception/lock-metadata.accessor.js';
-import { LockNotAcquiredFilter } from '../interception/lock-not-acquired.filter.js';
+import { LockErrorFilter } from '../interception/lock-error.filter.js';
 import { LockService } from '../lease/lock.service.js';
 import { RESOLVED_LOCK_OPTIONS } from '../lock.internal-constants.js';
 import { LockStore } from '../stores/lock-store.interface.js';
@@ -34,7 +34,7 @@ import { resolveLockOptions } from './resolve-lock-options.js';
     LockService,
     LockMetadataAccessor,
     LockExplorer,
-    { provide: APP_FILTER, useClass: LockNotAcquiredFilter },
+    { provide: APP_FILTER, useClass: LockErrorFilter },
   ],
   exports: [LockService, LockEvents, LockStore],
 })

@@ -1,6 +1,5 @@
 import { Module } from '@nestjs/common';
 import { ConfigModule, ConfigService } from '@nestjs/config';
-import { APP_FILTER } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
 import { TerminusModule } from '@nestjs/terminus';
 import { ClsPluginTransactional } from '@nestjs-cls/transactional';
@@ -18,7 +17,6 @@ import { Order } from './orders/order.entity.js';
 import { OrdersController } from './orders/orders.controller.js';
 import { OrdersService } from './orders/orders.service.js';
 import { Payment } from './orders/payment.entity.js';
-import { StaleWriteFilter } from './orders/stale-write.filter.js';
 import { InstanceStats } from './stats/instance-stats.service.js';
 import { StatsController } from './stats/stats.controller.js';
 import { StockItem } from './stock/stock-item.entity.js';
@@ -68,7 +66,6 @@ export const ENTITIES = [Order, Payment, StockItem, JobRun];
     InstanceStats,
     DrillHooks,
     LockHealthIndicator,
-    { provide: APP_FILTER, useClass: StaleWriteFilter },
   ],
 })
 export class AppModule {}

@@ -81,7 +81,6 @@ describe('sample app: orders over HTTP on real Redis and PostgreSQL', () => {
     await db.query(`UPDATE orders SET last_fencing_token = $1 WHERE id = 'o-stale'`, [newer]);
     const response = await request(app.getHttpServer()).post('/orders/o-stale/pay').expect(409);
     expect(response.body).toMatchObject({ statusCode: 409, code: 'STALE_FENCING_TOKEN' });
-    expect(response.body.message).toContain(`token ${newer}`);
     const [{ n }] = await db.query(`SELECT count(*)::int AS n FROM payments WHERE order_id = 'o-stale'`);
     expect(n).toBe(0);
     expect((await request(app.getHttpServer()).get('/orders/o-stale')).body.paidInstallments).toBe(0);

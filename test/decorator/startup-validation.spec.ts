@@ -47,10 +47,13 @@ class GeneratorJob {
 
 @Injectable()
 class UntypedSync {
+  calls = 0;
+
   // Not async and not annotated: nothing at startup can tell, so each call checks what it got back.
   // @ts-expect-error: TypeScript infers `number`, which the decorator's type already rejects.
   @DistributedLock('untyped')
   legacy() {
+    this.calls++;
     return 42;
   }
 }
@@ -107,8 +110,13 @@ describe('@DistributedLock problems are startup errors naming class and method',
   it('fails a call whose method turned out to return a plain value (undecidable at startup)', async () => {
     const app = await startLockedApp({ lock: redisLock(PREFIX), providers: [UntypedSync] });
     try {
-      const call = (app.get(UntypedSync).legacy as () => unknown)();
+      const service = app.get(UntypedSync);
+      const call = (service.legacy as () => unknown).call(service);
       await expect(call).rejects.toThrow(/UntypedSync\.legacy.*returned number.*async/);
+      // Once a call has shown the method is sync, later calls are refused before its body runs again.
+      const again = (service.legacy as () => unknown).call(service);
+      await expect(again).rejects.toThrow(/UntypedSync\.legacy.*returned number.*async/);
+      expect(service.calls).toBe(1);
     } finally {
       await app.close();
     }

@@ -153,3 +153,29 @@ describe('key templates against a real Redis: adversarial argument values', () =
     expect(refunds.ran.filter((entry) => entry[0] === 'rawKey')).toEqual([]);
   });
 });
+
+@Injectable()
+class BatchService {
+  constructor(private readonly locks: LockService) {}
+
+  @DistributedLock({ key: 'tenant:{tenant}:batch:{ids.1}', waitMs: 0 })
+  async second(tenant: string, ...ids: string[]): Promise<string> {
+    return this.locks.current()!.key;
+  }
+}
+
+describe('key templates on a rest parameter', () => {
+  let app: LockedApp;
+  beforeAll(async () => {
+    app = await startLockedApp({ lock: redisLock(`${PREFIX}rest:`), providers: [BatchService] });
+  });
+  afterAll(() => app?.close());
+
+  it('binds {ids.1} to the second element of the rest arguments, not to a character of the first', async () => {
+    expect(await app.get(BatchService).second('acme', 'first-id', 'second-id')).toBe('tenant:acme:batch:second-id');
+  });
+
+  it('rejects a missing rest element instead of building a key from nothing', async () => {
+    await expect(app.get(BatchService).second('acme', 'only-one')).rejects.toBeInstanceOf(LockKeyError);
+  });
+});

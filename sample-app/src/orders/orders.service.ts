@@ -32,9 +32,9 @@ export class OrdersService {
    * Pays the next installment. The lock makes read-then-write of `paidInstallments` safe across instances;
    * `@Transactional` sits inside it and the lock is released only after the COMMIT. The fenced UPDATE is
    * the database's own guard for the case no lock can cover, a holder frozen past its lease: it applies
-   * only with a newer fencing token than the last write (else `StaleFencingTokenError`, answered 409 by
-   * StaleWriteFilter) and only if the row still holds what was read (a frozen holder may have written just
-   * before it froze and committed just after it woke).
+   * only with a newer fencing token than the last write (else `StaleFencingTokenError`, which the
+   * library's error filter answers with 409) and only if the row still holds what was read (a frozen holder
+   * may have written just before it froze and committed just after it woke).
    */
   @DistributedLock({ key: 'order:{orderId}', waitMs: 2_000, leaseMs: PAY_LEASE_MS })
   @Transactional()

@@ -26,7 +26,7 @@ export class StockService {
       if (!item) throw new NotFoundException(`SKU ${sku} not found.`);
       if (item.available < quantity) throw new ConflictException(`Only ${item.available} of ${sku} left.`);
       const available = item.available - quantity;
-      // A refused stale write rejects with StaleFencingTokenError (409 through StaleWriteFilter).
+      // A refused stale write rejects with StaleFencingTokenError (409 through the library's error filter).
       await fencedTypeOrmUpdate(this.txHost.tx, {
         entity: StockItem,
         fenceProperty: 'lastFencingToken',

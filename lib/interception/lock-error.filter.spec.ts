@@ -2,7 +2,7 @@ import type { ArgumentsHost } from '@nestjs/common';
 import type { HttpAdapterHost } from '@nestjs/core';
 import { firstValueFrom, isObservable } from 'rxjs';
 import { LockNotAcquiredError } from '../errors/lock-not-acquired.error.js';
-import { LockNotAcquiredFilter } from './lock-not-acquired.filter.js';
+import { LockErrorFilter } from './lock-error.filter.js';
 
 function hostOf(type: string, client?: object): ArgumentsHost {
   return {
@@ -12,8 +12,8 @@ function hostOf(type: string, client?: object): ArgumentsHost {
   } as unknown as ArgumentsHost;
 }
 
-describe('LockNotAcquiredFilter outside HTTP', () => {
-  const filter = new LockNotAcquiredFilter({ httpAdapter: undefined } as unknown as HttpAdapterHost);
+describe('LockErrorFilter outside HTTP', () => {
+  const filter = new LockErrorFilter({ httpAdapter: undefined } as unknown as HttpAdapterHost);
   const error = new LockNotAcquiredError('order:1', 0);
 
   it('returns nothing for GraphQL and other external contexts, so Nest rethrows the typed error', () => {
