@@ -5,16 +5,28 @@ import type { DistributedLockOptions, LockKeyFunction } from './distributed-lock
 import { LOCKED_METHOD } from '../lock.internal-constants.js';
 import { LockedMethod, ownLockedMethod, recordLockedMethod } from './locked-method.js';
 
-type AsyncMethod<A extends unknown[]> = (...args: [...A, ...any[]]) => Promise<unknown>;
+type AnyAsyncMethod = (...args: any[]) => Promise<unknown>;
+
+/**
+ * `{}` when a key function (or fallback) taking `A` can be called with the method's arguments: the method
+ * passes at least as many arguments, and each one is assignable to what the key function takes (a key
+ * function may take a wider type, e.g. `{ orderId: string }` for a method's `PayDto`). Otherwise an
+ * object whose one property says what is wrong, which is what the compiler's error then names.
+ */
+type KeyFitsMethod<T, A extends unknown[]> = T extends (...args: infer P) => Promise<unknown>
+  ? P extends [...A, ...unknown[]]
+    ? unknown
+    : { 'the key function or onLocked fallback takes parameters the method does not pass (more of them, or other types)': never }
+  : { 'a locked method must return a Promise': never };
 
 /**
  * A method decorator typed against the method it decorates: the method must return a Promise, and a key
- * function or fallback must accept the method's leading parameters.
+ * function or fallback must accept the method's leading arguments.
  */
-export type DistributedLockDecorator<A extends unknown[]> = <T extends AsyncMethod<A>>(
+export type DistributedLockDecorator<A extends unknown[]> = <T extends AnyAsyncMethod>(
   target: object,
   propertyKey: string | symbol,
-  descriptor: TypedPropertyDescriptor<T>,
+  descriptor: TypedPropertyDescriptor<T> & KeyFitsMethod<T, A>,
 ) => TypedPropertyDescriptor<T>;
 
 /**
