@@ -2,7 +2,7 @@ import { LockConfigError } from '../errors/lock-config.error.js';
 import { LockKeyError } from '../errors/lock-key.error.js';
 import { assertLockKey } from '../keys/lock-key.js';
 import { compileKeyTemplate } from '../keys/key-template.js';
-import { durationOption } from '../module/duration-option.js';
+import { durationOption } from '../support/duration-option.js';
 import { parameterNames } from '../decorator/method-parameter-names.js';
 import type { LockedMethod, PreparedLock } from '../decorator/locked-method.js';
 import type { LockKeyFunction } from '../decorator/distributed-lock-options.interface.js';

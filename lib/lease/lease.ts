@@ -1,38 +1,12 @@
 import { LeaseLostError, type LeaseLostReason } from '../errors/lease-lost.error.js';
 import { LeaseReleasedError } from '../errors/lease-released.error.js';
-import { durationOption } from '../module/duration-option.js';
-import type { LockEvents } from '../events/lock-events.js';
+import { durationOption } from '../support/duration-option.js';
 import { tokenDigest } from '../events/token-digest.js';
-import type { LockStore } from '../stores/lock-store.interface.js';
-import type { TransactionSynchronizer } from '../transactions/transaction-synchronizer.interface.js';
 import { clockDriftMs } from '../watchdog/clock-drift.js';
-import type { LeaseWatchdog } from '../watchdog/lease.watchdog.js';
 import type { WatchedLease } from '../watchdog/watched-lease.interface.js';
-
-/** The services a lease reports to; supplied by the LockService that granted it. */
-export interface LeaseHost {
-  readonly store: LockStore;
-  readonly watchdog: LeaseWatchdog;
-  readonly events: LockEvents;
-  readonly transactions: TransactionSynchronizer;
-  /** The module's `renewIntervalMs`, if set. */
-  readonly renewIntervalMs: number | undefined;
-  settled(lease: Lease): void;
-  /** A lease deferred to the current transaction, kept there so the transaction owns its key. */
-  retainInTransaction(lease: Lease): void;
-}
-
-/** @internal Everything the store's grant decided. */
-export interface LeaseGrant {
-  readonly key: string;
-  readonly token: string;
-  readonly fencingToken: number;
-  readonly leaseMs: number;
-  readonly minHoldMs: number;
-  readonly autoRenew: boolean;
-  /** When the granting call was sent: the store's TTL started no earlier. */
-  readonly sentAt: number;
-}
+import type { LeaseGrant, LeaseHost } from './lease-host.interface.js';
+import { deferToTransaction } from './lease-transaction.js';
+import { ScopeCount } from './scope-count.js';
 
 type LeaseState = 'held' | 'releasing' | 'released' | 'lost';
 
@@ -64,9 +38,8 @@ export class Lease implements AsyncDisposable, WatchedLease {
   private localExpiry: number;
   private state: LeaseState = 'held';
   private releasing?: Promise<void>;
-  /** Scopes running under this lease (the taking scope and joined ones) and who waits for them to end. */
-  private scopes = 0;
-  private idle?: () => void;
+  /** Scopes running under this lease: the taking scope and joined ones. */
+  private readonly scopes = new ScopeCount();
 
   /** @internal Created by LockService only. */
   constructor(
@@ -178,26 +151,11 @@ export class Lease implements AsyncDisposable, WatchedLease {
   }
 
   /**
-   * @internal Inside a transaction, keeps the lease (renewed) until the transaction completes: writes made
-   * under it become visible at commit, and only then may the next holder read them. A lease lost before
-   * the commit makes the transaction roll back instead. Returns false when no transaction is active, or
-   * when the lease is already lost (the caller reports that). A synchronizer that throws never keeps the
-   * key: the lease is given back at once and the error fails the call, so the transaction rolls back.
+   * @internal Inside a transaction, hands the release to it (see `deferToTransaction`); false when no
+   * transaction is active or the lease is already lost.
    */
   deferReleaseToTransaction(): boolean {
-    const { transactions } = this.host;
-    try {
-      if (!transactions.isTransactionActive()) return false;
-      this.confirmHeld();
-      if (this.state !== 'held') return false;
-      transactions.beforeCommit(() => this.assertHeld());
-      transactions.afterCompletion(() => this.release().catch(() => undefined));
-      this.host.retainInTransaction(this);
-      return true;
-    } catch (error) {
-      this.release().catch(() => undefined);
-      throw error;
-    }
+    return deferToTransaction(this, this.host);
   }
 
   /** What a lease shows when logged or serialised: never the ownership token. */
@@ -211,12 +169,12 @@ export class Lease implements AsyncDisposable, WatchedLease {
 
   /** @internal A scope starts running under this lease. */
   enterScope(): void {
-    this.scopes++;
+    this.scopes.enter();
   }
 
   /** @internal A scope running under this lease has ended. */
   exitScope(): void {
-    if (--this.scopes === 0) this.idle?.();
+    this.scopes.exit();
   }
 
   /**
@@ -226,6 +184,12 @@ export class Lease implements AsyncDisposable, WatchedLease {
   assertHeld(): void {
     this.confirmHeld();
     if (this.lostError) throw this.lostError;
+  }
+
+  /** @internal Whether the lease is still held, declaring it lost first if its local deadline has passed. */
+  stillHeld(): boolean {
+    this.confirmHeld();
+    return this.state === 'held';
   }
 
   /** @internal What a scope that ended with `outcome` (its error) must report: a loss, with the error as cause. */
@@ -284,20 +248,8 @@ export class Lease implements AsyncDisposable, WatchedLease {
     return Math.max(0, this.minHoldMs - (Date.now() - this.grantedAt));
   }
 
-  private whenIdle(): Promise<void> {
-    if (this.scopes === 0) return Promise.resolve();
-    return new Promise<void>((resolve) => {
-      const previous = this.idle;
-      this.idle = () => {
-        this.idle = undefined;
-        previous?.();
-        resolve();
-      };
-    });
-  }
-
   private async releaseOnce(): Promise<void> {
-    await this.whenIdle();
+    await this.scopes.idle();
     this.host.watchdog.unwatch(this);
     // A lease past its deadline is reported lost, not released as if nothing happened (its key, if still
     // ours, is handed back by onLost).

@@ -1,25 +1,23 @@
-import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import { LeaseLostError } from '../errors/lease-lost.error.js';
 import { LockNotAcquiredError } from '../errors/lock-not-acquired.error.js';
 import { LockReentryError } from '../errors/lock-reentry.error.js';
-import { LockStoreUnavailableError } from '../errors/lock-store-unavailable.error.js';
 import { LockEvents } from '../events/lock-events.js';
 import { assertLockKey } from '../keys/lock-key.js';
 import { RESOLVED_LOCK_OPTIONS } from '../lock.internal-constants.js';
 import type { ResolvedLockOptions } from '../module/lock-module-options.interface.js';
-import { durationOption } from '../module/duration-option.js';
+import { durationOption } from '../support/duration-option.js';
 import { InjectLockStore, type LockStore } from '../stores/lock-store.interface.js';
 import { LeaseWatchdog, type WatchdogStatus } from '../watchdog/lease.watchdog.js';
 import { registerHeldLeaseCheck } from '../transactions/held-leases.js';
-import { acquireWithin, type WaitOutcome } from './acquire-waiter.js';
-import { LeaseContext, type LeaseFrame } from './lease-context.js';
+import type { WaitOutcome } from './acquire-waiter.js';
+import { LeaseContext } from './lease-context.js';
 import { LocalWaitQueue } from './local-wait-queue.js';
-import { Lease, type LeaseHost } from './lease.js';
+import type { LeaseHost } from './lease-host.interface.js';
+import { Lease } from './lease.js';
 import { ShutdownGate } from './shutdown-gate.js';
-
-/** 122 random bits; randomUUID draws from a cached entropy pool, randomBytes costs a syscall per lease. */
-const newToken = (): string => randomUUID();
+import { waitForGrant, type GrantSource } from './wait-for-grant.js';
+import { TransactionOwnedLeases } from './transaction-owned-leases.js';
 
 /** What {@link LockService.checkHealth} reports. */
 export interface LockHealth {
@@ -59,18 +57,14 @@ export interface AcquireOptions {
  * Takes and releases cluster-wide leases. One instance per application: it owns the application's leases
  * and, on shutdown, drains and releases them and closes the store.
  */
-let services = 0;
-
 @Injectable()
 export class LockService implements OnApplicationShutdown {
   private readonly held = new Set<Lease>();
   private readonly context = new LeaseContext();
-  private readonly waiters = new LocalWaitQueue();
+  private readonly acquisition: GrantSource;
   private readonly host: LeaseHost;
   private readonly gate = new ShutdownGate(() => this.held.size);
-  /** Names this service's deferred leases in the transactions that keep them. */
-  private readonly retention = `nestjs-distributed-lock:${++services}:`;
-  private readonly transactionFrames = new WeakMap<Lease, LeaseFrame>();
+  private readonly owned: TransactionOwnedLeases;
   private readonly unregisterLeaseCheck: () => void;
 
   constructor(
@@ -79,6 +73,8 @@ export class LockService implements OnApplicationShutdown {
     private readonly watchdog: LeaseWatchdog,
     private readonly events: LockEvents,
   ) {
+    this.owned = new TransactionOwnedLeases(options.transactionSynchronizer);
+    this.acquisition = { store, events, options, waiters: new LocalWaitQueue() };
     this.host = {
       store,
       watchdog,
@@ -89,7 +85,7 @@ export class LockService implements OnApplicationShutdown {
         this.held.delete(lease);
         this.gate.changed();
       },
-      retainInTransaction: (lease) => options.transactionSynchronizer.retain?.(this.retention + lease.key, this.transactionFrame(lease)),
+      retainInTransaction: (lease) => this.owned.retain(lease),
     };
     // A transaction started inside a locked scope checks that scope's leases before it commits.
     this.unregisterLeaseCheck = registerHeldLeaseCheck(() => {
@@ -130,7 +126,7 @@ export class LockService implements OnApplicationShutdown {
       if (!options.reentrant) throw new LockReentryError(key);
       return this.context.join(holder, async () => fn(holder.lease));
     }
-    const owned = this.ownedByTransaction(key);
+    const owned = this.owned.frameFor(key);
     if (owned) return this.context.join(owned, async () => fn(owned.lease));
     return this.runLocked(key, options, fn);
   }
@@ -193,58 +189,6 @@ export class LockService implements OnApplicationShutdown {
     await this.store.close();
   }
 
-  /** The lease a transaction of the current context keeps for `key`, as the frame later calls join. */
-  private ownedByTransaction(key: string): LeaseFrame | undefined {
-    const frame = this.options.transactionSynchronizer.retained?.(this.retention + key) as LeaseFrame | undefined;
-    return frame && (frame.lease.held || frame.lease.lostError) ? frame : undefined;
-  }
-
-  private transactionFrame(lease: Lease): LeaseFrame {
-    let frame = this.transactionFrames.get(lease);
-    if (!frame) {
-      frame = { lease, parent: undefined, open: true, joined: Promise.resolve() };
-      this.transactionFrames.set(lease, frame);
-    }
-    return frame;
-  }
-
-  /**
-   * The store's own queue when it keeps one (fair across instances); otherwise the local FIFO, whose head
-   * retries the store on release notifications. Undefined when the deadline passed in the local queue.
-   */
-  private async waitFor(
-    key: string,
-    leaseMs: number,
-    waitMs: number,
-    startedAt: number,
-    signal: AbortSignal | undefined,
-  ): Promise<WaitOutcome | undefined> {
-    const { holder, retryMinDelayMs, retryMaxDelayMs } = this.options;
-    if (waitMs > 0 && this.store.acquireQueued) {
-      const token = newToken();
-      const queued = await this.store.acquireQueued({ key, token, leaseMs, holder, deadline: startedAt + waitMs, signal });
-      const granted = queued.result.acquired ? queued.result : undefined;
-      return { granted, token, attempts: queued.attempts, lastSentAt: queued.leaseStartedAt };
-    }
-    // One attempt (waitMs 0) never queues; a waiting caller first lets earlier local waiters go.
-    const leaveQueue = waitMs === 0 ? () => undefined : await this.waiters.enter(key, startedAt + waitMs, signal);
-    if (!leaveQueue) return undefined;
-    try {
-      return await acquireWithin({
-        waitMs: Math.max(0, startedAt + waitMs - Date.now()),
-        retryMinDelayMs,
-        retryMaxDelayMs,
-        signal,
-        newToken,
-        attempt: (token) => this.store.acquire(key, token, leaseMs, holder),
-        subscribe: (listener) => this.store.onRelease(key, listener),
-        onContention: (holderTtlMs) => this.events.emit('contention', () => ({ key, holderTtlMs })),
-      });
-    } finally {
-      leaveQueue();
-    }
-  }
-
   private async take(key: string, options: AcquireOptions, waitMs: number): Promise<Lease | null> {
     assertLockKey(key);
     if (this.gate.closed) throw this.gate.refusal(key);
@@ -262,7 +206,7 @@ export class LockService implements OnApplicationShutdown {
     const wait = waitMs > 0 ? this.gate.waitSignal(options.signal) : undefined;
     let waited: WaitOutcome | undefined;
     try {
-      waited = await this.waitFor(key, leaseMs, waitMs, startedAt, wait?.signal ?? options.signal);
+      waited = await waitForGrant(this.acquisition, { key, leaseMs, waitMs, startedAt, signal: wait?.signal ?? options.signal });
     } catch (error) {
       throw this.gate.isShutdownAbort(error) ? this.gate.refusal(key) : error;
     } finally {

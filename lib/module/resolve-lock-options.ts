@@ -1,7 +1,7 @@
 import { LockConfigError } from '../errors/lock-config.error.js';
 import { isEtcdClient, isEtcdEndpoint } from '../stores/etcd/etcd-connection-option.js';
 import type { LockStore } from '../stores/lock-store.interface.js';
-import { durationOption } from './duration-option.js';
+import { durationOption } from '../support/duration-option.js';
 import { isRedisClient } from '../stores/redis/redis-client.factory.js';
 import { assertPostgresConnectionOption } from '../stores/postgres/postgres-client.factory.js';
 import { trackedTransactions } from '../transactions/transaction-scope.js';

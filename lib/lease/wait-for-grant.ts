@@ -1,0 +1,59 @@
+import { randomUUID } from 'node:crypto';
+import type { LockEvents } from '../events/lock-events.js';
+import type { ResolvedLockOptions } from '../module/lock-module-options.interface.js';
+import type { LockStore } from '../stores/lock-store.interface.js';
+import { acquireWithin, type WaitOutcome } from './acquire-waiter.js';
+import type { LocalWaitQueue } from './local-wait-queue.js';
+
+/** 122 random bits; randomUUID draws from a cached entropy pool, randomBytes costs a syscall per lease. */
+const newToken = (): string => randomUUID();
+
+/** What one LockService acquires with. */
+export interface GrantSource {
+  readonly store: LockStore;
+  readonly events: LockEvents;
+  readonly options: Pick<ResolvedLockOptions, 'holder' | 'retryMinDelayMs' | 'retryMaxDelayMs'>;
+  readonly waiters: LocalWaitQueue;
+}
+
+export interface GrantRequest {
+  readonly key: string;
+  readonly leaseMs: number;
+  readonly waitMs: number;
+  readonly startedAt: number;
+  readonly signal: AbortSignal | undefined;
+}
+
+/**
+ * Asks the store for the key until it is granted or `waitMs` has passed: through the store's own queue
+ * when it keeps one (fair across instances), otherwise through this application's FIFO of waiters, whose
+ * head retries the store on release notifications. Undefined when the deadline passed in the local queue.
+ */
+export async function waitForGrant(source: GrantSource, request: GrantRequest): Promise<WaitOutcome | undefined> {
+  const { store, events, waiters } = source;
+  const { holder, retryMinDelayMs, retryMaxDelayMs } = source.options;
+  const { key, leaseMs, waitMs, startedAt, signal } = request;
+  if (waitMs > 0 && store.acquireQueued) {
+    const token = newToken();
+    const queued = await store.acquireQueued({ key, token, leaseMs, holder, deadline: startedAt + waitMs, signal });
+    const granted = queued.result.acquired ? queued.result : undefined;
+    return { granted, token, attempts: queued.attempts, lastSentAt: queued.leaseStartedAt };
+  }
+  // One attempt (waitMs 0) never queues; a waiting caller first lets earlier local waiters go.
+  const leaveQueue = waitMs === 0 ? () => undefined : await waiters.enter(key, startedAt + waitMs, signal);
+  if (!leaveQueue) return undefined;
+  try {
+    return await acquireWithin({
+      waitMs: Math.max(0, startedAt + waitMs - Date.now()),
+      retryMinDelayMs,
+      retryMaxDelayMs,
+      signal,
+      newToken,
+      attempt: (token) => store.acquire(key, token, leaseMs, holder),
+      subscribe: (listener) => store.onRelease(key, listener),
+      onContention: (holderTtlMs) => events.emit('contention', () => ({ key, holderTtlMs })),
+    });
+  } finally {
+    leaveQueue();
+  }
+}
