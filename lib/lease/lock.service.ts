@@ -128,11 +128,22 @@ export class LockService implements OnApplicationShutdown {
     }
     const owned = this.owned.frameFor(key);
     if (owned) return this.context.join(owned, async () => fn(owned.lease));
-    return this.runLocked(key, options, fn);
+    const siblings = this.owned.watchSiblings(key, options.signal);
+    if (!siblings) return this.runLocked(key, await this.acquire(key, options), fn);
+    let lease: Lease;
+    try {
+      lease = await this.acquire(key, { ...options, signal: siblings.signal });
+    } catch (error) {
+      const frame = siblings.joinable(error);
+      if (!frame) throw error;
+      return this.context.join(frame, async () => fn(frame.lease));
+    } finally {
+      siblings.done();
+    }
+    return this.runLocked(key, lease, fn);
   }
 
-  private async runLocked<T>(key: string, options: AcquireOptions, fn: (lease: Lease) => Promise<T> | T): Promise<T> {
-    const lease = await this.acquire(key, options);
+  private async runLocked<T>(key: string, lease: Lease, fn: (lease: Lease) => Promise<T> | T): Promise<T> {
     let outcome: { ok: true; value: T } | { ok: false; error: unknown };
     try {
       outcome = { ok: true, value: await this.context.run(lease, () => fn(lease)) };

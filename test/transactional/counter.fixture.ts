@@ -141,6 +141,11 @@ export class CounterService {
   }
 
   @Transactional()
+  async checkoutInParallel(id: string): Promise<void> {
+    await Promise.all([this.reserve(id), this.pay(id)]);
+  }
+
+  @Transactional()
   async checkoutOrSkip(id: string): Promise<string | undefined> {
     await this.reserve(id);
     return this.payOrSkip(id);

@@ -42,6 +42,15 @@ describe('a transaction owns the keys whose release it holds', () => {
     expect(entries.indexOf('released counter:checkout')).toBeGreaterThan(entries.indexOf('COMMIT'));
   });
 
+  it('lets a sibling step of the same transaction waiting for the key (Promise.all) join the deferred lease', async () => {
+    await app.counters.reset('parallel');
+    await app.counters.checkoutInParallel('parallel');
+    expect(await app.counters.value('parallel')).toBe(2);
+    const { entries } = app.timeline;
+    expect(entries.filter((entry) => entry === 'released counter:parallel')).toHaveLength(1);
+    expect(entries.indexOf('released counter:parallel')).toBeGreaterThan(entries.indexOf('COMMIT'));
+  });
+
   it('does not silently skip the second step with onLocked: skip', async () => {
     await app.counters.reset('skip');
     expect(await app.counters.checkoutOrSkip('skip')).toBe('paid');
