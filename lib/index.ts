@@ -15,7 +15,12 @@ export type {
   RenewRequest,
 } from './stores/lock-store.interface.js';
 export { MemoryLockStore, type MemoryLockStoreOptions } from './stores/memory/memory-lock.store.js';
-export type { RedisConnectionOption } from './stores/redis/redis-client.factory.js';
+export type {
+  RedisConnectionOption,
+  RedisClusterConnectionOptions,
+  RedisClusterSeed,
+  RedisUrlConnectionOptions,
+} from './stores/redis/redis-connection.option.js';
 export { MAX_LOCK_KEY_BYTES } from './keys/lock-key.js';
 export {
   LockEvents,

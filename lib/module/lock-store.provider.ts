@@ -14,9 +14,14 @@ export const lockStoreProvider: FactoryProvider<LockStore> = {
     const { store } = options;
     if (typeof store === 'object') return store;
     if (store === 'memory') return new MemoryLockStore({ keyPrefix: options.keyPrefix });
-    return new RedisLockStore(createRedisConnection(options.redis!), {
+    const connection = createRedisConnection(options.redis!, {
+      shardedPubSub: options.shardedPubSub,
+      closeTimeoutMs: options.commandTimeoutMs,
+    });
+    return new RedisLockStore(connection, {
       keyPrefix: options.keyPrefix,
       commandTimeoutMs: options.commandTimeoutMs,
+      replicas: options.replicas,
     });
   },
 };

@@ -1,7 +1,7 @@
 import { LockConfigError } from '../errors/lock-config.error.js';
 import type { LockStore } from '../stores/lock-store.interface.js';
 import { durationOption } from './duration-option.js';
-import { isRedisClient } from '../stores/redis/redis-client.factory.js';
+import { assertRedisConnectionOption } from '../stores/redis/redis-connection.option.js';
 import { trackedTransactions } from '../transactions/transaction-scope.js';
 import type { TransactionSynchronizer } from '../transactions/transaction-synchronizer.interface.js';
 import { LOCK_MODULE_DEFAULTS } from './lock-module-options.defaults.js';
@@ -9,6 +9,8 @@ import type { LockModuleOptions, ResolvedLockOptions } from './lock-module-optio
 
 const KNOWN_OPTIONS = new Set<string>([
   'redis',
+  'replicas',
+  'shardedPubSub',
   'store',
   'keyPrefix',
   'leaseMs',
@@ -34,7 +36,16 @@ export function resolveLockOptions(options: LockModuleOptions | undefined): Reso
   if (store !== 'redis' && store !== 'memory' && !isLockStore(store)) {
     throw new LockConfigError('store', store, `'redis', 'memory' or a LockStore instance`);
   }
-  if (store === 'redis') assertRedisOption(options.redis);
+  if (store === 'redis') assertRedisConnectionOption(options.redis);
+  const replicas = options.replicas ?? LOCK_MODULE_DEFAULTS.replicas;
+  if (!Number.isInteger(replicas) || replicas < 0 || replicas > 16) {
+    throw new LockConfigError('replicas', replicas, 'a whole number of replicas from 0 to 16');
+  }
+  const shardedPubSub = options.shardedPubSub ?? LOCK_MODULE_DEFAULTS.shardedPubSub;
+  if (typeof shardedPubSub !== 'boolean') throw new LockConfigError('shardedPubSub', shardedPubSub, 'true or false');
+  if (store !== 'redis' && (replicas > 0 || shardedPubSub)) {
+    throw new LockConfigError(replicas > 0 ? 'replicas' : 'shardedPubSub', replicas > 0 ? replicas : shardedPubSub, "only with store 'redis'");
+  }
 
   const keyPrefix = options.keyPrefix ?? LOCK_MODULE_DEFAULTS.keyPrefix;
   // eslint-disable-next-line no-control-regex
@@ -66,6 +77,8 @@ export function resolveLockOptions(options: LockModuleOptions | undefined): Reso
   }
   return {
     redis: options.redis,
+    replicas,
+    shardedPubSub,
     store,
     keyPrefix,
     leaseMs,
@@ -97,11 +110,3 @@ function isTransactionSynchronizer(value: unknown): value is TransactionSynchron
   );
 }
 
-function assertRedisOption(redis: unknown): void {
-  if (typeof redis === 'string') {
-    if (/^rediss?:\/\//.test(redis)) return;
-    throw new LockConfigError('redis', redis, 'a redis:// or rediss:// URL');
-  }
-  if (isRedisClient(redis) || (typeof redis === 'object' && redis !== null && !Array.isArray(redis))) return;
-  throw new LockConfigError('redis', redis, "a Redis URL, ioredis options or an ioredis client (required when store is 'redis')");
-}

@@ -11,7 +11,10 @@ import { DistributedLockModule, LockService } from '../../../lib/index';
 async function main(): Promise<void> {
   const [prefix, counterKey, loops, iterations] = process.argv.slice(2) as [string, string, string, string];
 
-  @Module({ imports: [DistributedLockModule.forRoot({ redis: process.env.REDIS_URL!, keyPrefix: prefix, waitMs: 60_000 })] })
+  // The lock may live elsewhere than the counter (a Cluster, a Sentinel group: test/topology); the counter
+  // always sits on the run's single Redis.
+  const lockRedis = process.env.LOCK_TEST_REDIS_OPTION ? JSON.parse(process.env.LOCK_TEST_REDIS_OPTION) : process.env.REDIS_URL!;
+  @Module({ imports: [DistributedLockModule.forRoot({ redis: lockRedis, keyPrefix: prefix, waitMs: 60_000 })] })
   class WorkerModule {}
 
   const app = await NestFactory.createApplicationContext(WorkerModule, { logger: false });
