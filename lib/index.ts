@@ -42,3 +42,4 @@ export type { DistributedLockOptions, LockKeyFunction, OnLockedPolicy } from './
 export { encodeKeySegment, type KeySegmentValue } from './keys/key-segment.encoding.js';
 export { LockNotAcquiredFilter, type LockConflictBody } from './interception/lock-not-acquired.filter.js';
 export { RedisLockRunbook } from './runbook/redis-lock.runbook.js';
+export { LockRunbook, type RunbookLock, type RunbookForceRelease } from './runbook/lock-runbook.js';
