@@ -1,3 +1,4 @@
+import type { Redis } from 'ioredis';
 import { createRedisConnection } from '../../lib/stores/redis/redis-client.factory';
 import { RedisLockStore } from '../../lib/stores/redis/redis-lock.store';
 import { askRedis, waitFor } from '../../scripts/servers/server-probes';
@@ -24,6 +25,27 @@ describe('a Sentinel group behind the lock module', () => {
     const { expected, counted, exitCodes } = await runIncrementWorkers(__filename, sentinelOption(group));
     expect(exitCodes).toEqual([0, 0, 0]);
     expect(counted).toBe(expected);
+  });
+
+  it('reconnects a connection that ioredis ended for good when its failover detector fired during a reconnect', async () => {
+    const group = await startGroup();
+    const app = await createLockApp({ redis: sentinelOption(group), keyPrefix: prefix, commandTimeoutMs: 1_000 });
+    try {
+      await (await app.locks.acquire('revived', { waitMs: 0 })).release();
+      // What the failover detector does on +switch-master (connector.disconnect()), at the moment ioredis is
+      // already reconnecting: the attempt is aborted and the client ends ("Connection is closed.").
+      const client = (app.store as unknown as { connection: { client: Redis } }).connection.client;
+      const connector = (client as unknown as { connector: { disconnect(): void } }).connector;
+      const ended = new Promise((resolve) => client.once('end', resolve));
+      client.once('connecting', () => connector.disconnect());
+      const id = await client.call('CLIENT', 'ID');
+      await askRedis(await group.primaryPort(), (redis) => redis.call('CLIENT', 'KILL', 'ID', String(id)));
+      await ended;
+      const lease = await app.locks.acquire('revived', { waitMs: 5_000 });
+      await lease.release();
+    } finally {
+      await app.close();
+    }
   });
 
   it('leaves no connection open on the sentinels after app.close(), failover detector included', async () => {

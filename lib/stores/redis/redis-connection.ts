@@ -50,7 +50,10 @@ export class RedisConnection {
       this.listen(client, 'node error', remember);
     }
     // An 'error' listener silences ioredis' "Unhandled error event" print: only on connections we own.
-    if (flags.owned) this.listen(client, 'error', remember);
+    if (flags.owned) {
+      this.listen(client, 'error', remember);
+      reviveOnUnexpectedEnd(client);
+    }
     this.queuesOffline = client.options.enableOfflineQueue !== false;
   }
 
@@ -80,6 +83,7 @@ export class RedisConnection {
         ? cluster.duplicate([], { shardedSubscribers: true })
         : client.duplicate();
     subscriber.on('error', ignore);
+    reviveOnUnexpectedEnd(subscriber);
     return subscriber;
   }
 
@@ -148,8 +152,31 @@ export class RedisConnection {
   }
 }
 
+/** Clients being closed on purpose: their 'end' is final. A WeakSet, so it holds nothing alive. */
+const closing = new WeakSet<RedisClient>();
+
+/** How soon a client that ended by accident reconnects. */
+const REVIVE_DELAY_MS = 100;
+
+/**
+ * ioredis can end a Sentinel client for good in the middle of a failover: when the failover detector fires
+ * while the client is already reconnecting, the reconnection attempt is aborted with "Connection is closed"
+ * and the client's status becomes 'end' (the symptom of ioredis issue #1683), so every later command fails.
+ * A Sentinel connection the library owns is never meant to end before close(): when one does, it reconnects.
+ */
+function reviveOnUnexpectedEnd(client: RedisClient): void {
+  if (client.isCluster || !(client as Redis).options.sentinels) return;
+  client.on('end', () => {
+    if (closing.has(client)) return;
+    setTimeout(() => {
+      if (!closing.has(client) && client.status === 'end') client.connect().catch(ignore);
+    }, REVIVE_DELAY_MS).unref();
+  });
+}
+
 /** Closes a connection within `timeoutMs` whatever the server does (see {@link RedisConnection.close}). */
 export async function closeRedisClient(client: RedisClient, timeoutMs: number): Promise<void> {
+  closing.add(client);
   if (client.status !== 'wait' && client.status !== 'end') {
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
