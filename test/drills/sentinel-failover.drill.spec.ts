@@ -76,8 +76,6 @@ describe('drill: Sentinel fails over while locks are held', () => {
 
   it('SIGKILL of the primary: a waiter with time left rides through the outage and gets the key after the holder', async () => {
     const timeline = new DrillTimeline('sentinel-primary-killed');
-    const debug = setInterval(() => { timeline.save(); }, 1000);
-    debug.unref();
     const oldPrimary = await group.primaryPort();
     // The previous drill's old primary must be back as a replica in sync before this one can fail over.
     await waitFor('a replica in sync with the primary', async () =>
@@ -88,8 +86,6 @@ describe('drill: Sentinel fails over while locks are held', () => {
     const probeApp = await open({ leaseMs: 8_000 });
     timeline.watch(holderApp, 'holder');
     timeline.watch(waiterApp, 'waiter');
-    const hc = (holderApp.store as any).connection.client;
-    for (const ev of ['connect', 'ready', 'close', 'reconnecting', 'end', 'error']) hc.on(ev, (x: any) => timeline.mark('holder-client-' + ev, x?.message ?? x ?? ''));
     const held = await holderApp.locks.acquire('invoice', { waitMs: 0 });
     const contention = waiterApp.next('contention', (e) => e.key === 'invoice');
     const waiting = waiterApp.locks.acquire('invoice', { waitMs: 40_000 });
