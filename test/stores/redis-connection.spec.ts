@@ -120,6 +120,27 @@ describe('connection edges', () => {
     }
   });
 
+  it('treats a primary demoted to a replica under a held lease as loss of certainty: renewals unknown, no grant there', async () => {
+    const [demoted, other] = await Promise.all([startRedisServer(), startRedisServer()]);
+    const app = await createLockApp({ redis: demoted.url, keyPrefix: prefix, leaseMs: 600, commandTimeoutMs: 300 });
+    const admin = new Redis(demoted.url);
+    try {
+      const lease = await app.locks.acquire('demoted', { waitMs: 0 });
+      const lost = app.next('lost', (e) => e.key === 'demoted');
+      await admin.call('REPLICAOF', '127.0.0.1', String(other.port));
+      const refused = await app.locks.acquire('elsewhere', { waitMs: 0 }).catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(LockStoreUnavailableError);
+      expect(String((refused as Error).cause)).toMatch(/READONLY/);
+      // Never "renewed" by a replica: the lease runs out at its local deadline.
+      expect(await lost).toMatchObject({ reason: expect.stringMatching(/expired|rejected/) });
+      expect(app.recorded('renewed').filter((e) => e.key === 'demoted' && e.expiresAt > lease.expiresAt)).toEqual([]);
+    } finally {
+      await app.close();
+      admin.disconnect();
+      await Promise.all([demoted.stop(), other.stop()]);
+    }
+  });
+
   it('closes the application although Redis stopped answering (SIGSTOP), with a lease still held', async () => {
     const server: RedisServer = await startRedisServer();
     const app: LockApp = await createLockApp({ redis: server.url, keyPrefix: prefix, commandTimeoutMs: 300, shutdownGraceMs: 0 });

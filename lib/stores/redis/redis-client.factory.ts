@@ -16,14 +16,15 @@ export interface RedisConnectionSettings {
  * Connections the library opens fail a queued command after one reconnect attempt instead of ioredis'
  * default twenty, so an outage reaches callers as an error quickly: locks fail closed, not slow. They
  * connect on first use, so an application that fails to start leaves no socket behind. A READONLY reply
- * means the server was demoted to a replica under us: reconnect (through Sentinel, to the new primary) and
- * re-send the command, which did not run.
+ * means the server was demoted to a replica under us: the command did not run and fails (its caller retries
+ * or counts the outcome unknown), and the connection is re-established, through Sentinel to the new primary.
+ * Not re-sent by ioredis: against a server that stays a replica that would loop forever.
  */
 const OWNED_CLIENT_DEFAULTS: RedisOptions = {
   maxRetriesPerRequest: 1,
   connectionName: 'nestjs-distributed-lock',
   lazyConnect: true,
-  reconnectOnError: (error) => (error.message.startsWith('READONLY') ? 2 : false),
+  reconnectOnError: (error) => error.message.startsWith('READONLY'),
 };
 
 /**
