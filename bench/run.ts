@@ -13,7 +13,8 @@ import { runContendedScenario } from './scenarios/contended.scenario.js';
 import { runCostScenario } from './scenarios/cost.scenario.js';
 import { decoratorOverhead } from './scenarios/decorator-overhead.scenario.js';
 import { runSequentialScenario } from './scenarios/sequential.scenario.js';
-import { runWatchdogScenario } from './scenarios/watchdog.scenario.js';
+import { runReplicaAckScenario } from './scenarios/replica-ack.scenario.js';
+import { runClusterWatchdog, runWatchdogScenario } from './scenarios/watchdog.scenario.js';
 import { describeEnvironment } from './support/environment.js';
 import { openRedisTarget } from './support/redis-target.js';
 
@@ -26,7 +27,7 @@ async function main(): Promise<void> {
   const args = process.argv.slice(2);
   const config = benchConfig(args.includes('--quick'));
   const only = listOption(args, 'only');
-  const scenarios = new Set(listOption(args, 'scenarios') ?? ['1', '2', '3', '4', '5']);
+  const scenarios = new Set(listOption(args, 'scenarios') ?? ['1', '2', '3', '4', '5', '7']);
   const when = async <T>(scenario: string, title: string, run: () => Promise<T[]>): Promise<T[]> => {
     if (!scenarios.has(scenario)) return [];
     console.log(`scenario ${scenario}: ${title}`);
@@ -72,6 +73,13 @@ async function main(): Promise<void> {
     const contended = await when('3', 'contended', () => runContendedScenario(context, everyTuning));
     const cost = await when('4', 'cost', () => runCostScenario(context, perContender, everyTuning));
     const watchdog = await when('5', 'watchdog at scale', () => runWatchdogScenario(context, watchdogEntrants));
+    const libraryMeasured = available.some((contender) => contender.id === 'lock-service');
+    const [clusterWatchdog] = libraryMeasured
+      ? await when('5', 'watchdog at scale on a Redis Cluster (this library)', async () => [await runClusterWatchdog(context)])
+      : [];
+    const [replicaAck] = libraryMeasured
+      ? await when('7', 'replica acknowledgement (replicas: 1) cost (this library)', async () => [await runReplicaAckScenario(context)])
+      : [];
 
     const measured = {
       environment,
@@ -90,6 +98,8 @@ async function main(): Promise<void> {
       contended,
       cost,
       watchdog,
+      ...(clusterWatchdog ? { clusterWatchdog } : {}),
+      ...(replicaAck ? { replicaAck } : {}),
       decoratorOverhead: decoratorOverhead(sequential, concurrent),
       durationSeconds: (Date.now() - startedAt) / 1000,
     };
