@@ -34,6 +34,17 @@ describe('the redis option is checked at startup', () => {
     expect((error as Error).message).toMatch(message);
   });
 
+  it.each<[string, Partial<LockModuleOptions>, RegExp]>([
+    ['a negative replicas count', { redis: 'redis://127.0.0.1:6379', replicas: -1 }, /"replicas" = -1/],
+    ['a fractional replicas count', { redis: 'redis://127.0.0.1:6379', replicas: 1.5 }, /"replicas"/],
+    ['shardedPubSub that is not a boolean', { redis: 'redis://127.0.0.1:6379', shardedPubSub: 'yes' as never }, /"shardedPubSub"/],
+    ['replicas with the memory store', { store: 'memory', replicas: 1 }, /"replicas" = 1: expected only with store 'redis'/],
+  ])('rejects %s at startup', async (_, options, message) => {
+    const error = await startupError({ keyPrefix: prefix, ...options });
+    expect(error).toBeInstanceOf(LockConfigError);
+    expect((error as Error).message).toMatch(message);
+  });
+
   it('rejects a handed-in client with keyPrefix or stringNumbers, and a Sentinel client without failoverDetector', async () => {
     const clients = [
       new Redis(redisUrl(), { lazyConnect: true, keyPrefix: 'app:' }),
