@@ -2,8 +2,8 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import calculateSlot from 'cluster-key-slot';
-import { Cluster } from 'ioredis';
-import { LockStoreUnavailableError } from '../../lib/index';
+import { Cluster, Redis } from 'ioredis';
+import { LockStoreUnavailableError, RedisLockRunbook } from '../../lib/index';
 import { createRedisConnection } from '../../lib/stores/redis/redis-client.factory';
 import { RedisKeyLayout } from '../../lib/stores/redis/redis-key-layout';
 import { RedisLockStore } from '../../lib/stores/redis/redis-lock.store';
@@ -175,6 +175,18 @@ describe('a Redis Cluster behind the lock module', () => {
         await waiterApp.close();
       }
     });
+  });
+
+  it('refuses to list the locks of one Cluster node through a single-node client, which would look complete', async () => {
+    const cluster = await startCluster();
+    const client = new Redis(`redis://127.0.0.1:${cluster.seeds[0]!.port}`);
+    try {
+      const error = await new RedisLockRunbook(client, prefix).list().catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(LockStoreUnavailableError);
+      expect(String((error as Error).cause)).toContain('Redis Cluster node: listing it alone would miss');
+    } finally {
+      client.disconnect();
+    }
   });
 
   describe('the runbook CLI, given one node’s URL', () => {

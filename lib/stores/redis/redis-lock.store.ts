@@ -177,6 +177,11 @@ async function connected(client: RedisClient): Promise<void> {
  */
 async function scanAll(client: RedisClient, pattern: string): Promise<string[]> {
   await connected(client);
+  // A single-node client of a Cluster node would list that node's locks only, and look complete. (A
+  // service that refuses INFO is taken for what it claims to be.)
+  if (!client.isCluster && /^cluster_enabled:1/m.test(await (client as Redis).info('cluster').catch(() => ''))) {
+    throw new Error('this server is a Redis Cluster node: listing it alone would miss the other masters’ locks; use a Cluster client');
+  }
   const keys: string[] = [];
   for (const node of primaries(client)) {
     let cursor = '0';
