@@ -88,6 +88,11 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
     }
     child.stdout!.resume();
     child.stderr!.resume();
+    // If the test process exits without stopping it (a crashed worker), the server must not outlive it.
+    const killOnExit = (): void => {
+      child.kill('SIGKILL');
+    };
+    process.once('exit', killOnExit);
     return {
       url: `redis://127.0.0.1:${port}`,
       port,
@@ -96,6 +101,7 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
       pause: () => child.kill('SIGSTOP'),
       resume: () => child.kill('SIGCONT'),
       stop: async () => {
+        process.off('exit', killOnExit);
         if (child.exitCode === null && child.signalCode === null) {
           const exited = new Promise((resolve) => child.once('exit', resolve));
           child.kill('SIGCONT');
