@@ -29,6 +29,8 @@ export interface BenchConfig {
     /** Contender ids measured; others that renew are skipped to keep the run short. */
     readonly contenders: readonly string[];
   };
+  /** Scenario 8: `replicas: 0` against `replicas: 1` on a primary with one replica. */
+  readonly replicaAck: { readonly repetitions: number; readonly durationMs: number };
 }
 
 const FULL: BenchConfig = {
@@ -41,6 +43,7 @@ const FULL: BenchConfig = {
   contended: { repetitions: 4, workers: 16, instances: 4, holdMs: 1, durationMs: 3_000 },
   cost: { pairs: 200, contendedMs: 1_000 },
   watchdog: { repetitions: 3, leases: 10_000, leaseMs: 1_500, holdMs: 6_000, contenders: ['lock-service', 'redis-semaphore', 'redlock'] },
+  replicaAck: { repetitions: 5, durationMs: 500 },
 };
 
 const QUICK: BenchConfig = {
@@ -52,6 +55,7 @@ const QUICK: BenchConfig = {
   contended: { repetitions: 2, workers: 16, instances: 4, holdMs: 1, durationMs: 500 },
   cost: { pairs: 50, contendedMs: 200 },
   watchdog: { repetitions: 1, leases: 10_000, leaseMs: 1_500, holdMs: 1_500, contenders: ['lock-service'] },
+  replicaAck: { repetitions: 2, durationMs: 200 },
 };
 
 export function benchConfig(quick: boolean): BenchConfig {

@@ -13,8 +13,9 @@ import { runContendedScenario } from './scenarios/contended.scenario.js';
 import { runCostScenario } from './scenarios/cost.scenario.js';
 import { decoratorOverhead } from './scenarios/decorator-overhead.scenario.js';
 import { runSequentialScenario } from './scenarios/sequential.scenario.js';
+import { runReplicaAckScenario } from './scenarios/replica-ack.scenario.js';
 import { runStoresScenario } from './scenarios/stores.scenario.js';
-import { runWatchdogScenario } from './scenarios/watchdog.scenario.js';
+import { runClusterWatchdog, runWatchdogScenario } from './scenarios/watchdog.scenario.js';
 import { describeEnvironment } from './support/environment.js';
 import { openRedisTarget } from './support/redis-target.js';
 import { BENCH_STORES } from './stores/bench-stores.js';
@@ -29,7 +30,7 @@ async function main(): Promise<void> {
   const args = process.argv.slice(2);
   const config = benchConfig(args.includes('--quick'));
   const only = listOption(args, 'only');
-  const scenarios = new Set(listOption(args, 'scenarios') ?? ['1', '2', '3', '4', '5', '7']);
+  const scenarios = new Set(listOption(args, 'scenarios') ?? ['1', '2', '3', '4', '5', '7', '8']);
   const storeIds = listOption(args, 'stores');
   const when = async <T>(scenario: string, title: string, run: () => Promise<T[]>): Promise<T[]> => {
     if (!scenarios.has(scenario)) return [];
@@ -79,6 +80,13 @@ async function main(): Promise<void> {
     const stores = await when('7', 'stores', () =>
       runStoresScenario(context, BENCH_STORES.filter((store) => (!storeIds || storeIds.includes(store.id)) && !store.unavailable?.())),
     );
+    const libraryMeasured = available.some((contender) => contender.id === 'lock-service');
+    const [clusterWatchdog] = libraryMeasured
+      ? await when('5', 'watchdog at scale on a Redis Cluster (this library)', async () => [await runClusterWatchdog(context)])
+      : [];
+    const [replicaAck] = libraryMeasured
+      ? await when('8', 'replica acknowledgement (replicas: 1) cost (this library)', async () => [await runReplicaAckScenario(context)])
+      : [];
 
     const measured = {
       environment,
@@ -98,6 +106,8 @@ async function main(): Promise<void> {
       cost,
       watchdog,
       stores,
+      ...(clusterWatchdog ? { clusterWatchdog } : {}),
+      ...(replicaAck ? { replicaAck } : {}),
       decoratorOverhead: decoratorOverhead(sequential, concurrent),
       durationSeconds: (Date.now() - startedAt) / 1000,
     };

@@ -16,7 +16,12 @@ export type {
   RenewRequest,
 } from './stores/lock-store.interface.js';
 export { MemoryLockStore, type MemoryLockStoreOptions } from './stores/memory/memory-lock.store.js';
-export type { RedisConnectionOption } from './stores/redis/redis-client.factory.js';
+export type {
+  RedisConnectionOption,
+  RedisClusterConnectionOptions,
+  RedisClusterSeed,
+  RedisUrlConnectionOptions,
+} from './stores/redis/redis-connection.option.js';
 export { PostgresLockStore } from './stores/postgres/postgres-lock.store.js';
 export type { PostgresLockStoreOptions, PostgresSweepOptions } from './stores/postgres/postgres-lock-store.options.js';
 export type {
@@ -62,3 +67,4 @@ export { encodeKeySegment, type KeySegmentValue } from './keys/key-segment.encod
 export { LockErrorFilter, LockNotAcquiredFilter } from './interception/lock-error.filter.js';
 export { lockErrorResponse, type LockErrorBody, type LockConflictBody, type LockErrorResponse } from './interception/lock-error.responses.js';
 export { RedisLockRunbook } from './runbook/redis-lock.runbook.js';
+export { LockRunbook, type RunbookLock, type RunbookForceRelease } from './runbook/lock-runbook.js';

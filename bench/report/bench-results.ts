@@ -5,8 +5,9 @@ import type { ContendedRow } from '../scenarios/contended.scenario.js';
 import type { CostRow } from '../scenarios/cost.scenario.js';
 import type { OverheadRow } from '../scenarios/decorator-overhead.scenario.js';
 import type { SequentialRow } from '../scenarios/sequential.scenario.js';
+import type { ReplicaAckRow } from '../scenarios/replica-ack.scenario.js';
 import type { StoresRow } from '../scenarios/stores.scenario.js';
-import type { WatchdogRow } from '../scenarios/watchdog.scenario.js';
+import type { ClusterWatchdogRow, WatchdogRow } from '../scenarios/watchdog.scenario.js';
 import type { Environment } from '../support/environment.js';
 import type { TargetCheck } from './targets.js';
 
@@ -31,6 +32,10 @@ export interface BenchResults {
   readonly cost: CostRow[];
   readonly watchdog: WatchdogRow[];
   readonly stores: StoresRow[];
+  /** Scenario 5 on a private Redis Cluster (this library only). */
+  readonly clusterWatchdog?: ClusterWatchdogRow;
+  /** Scenario 8: the cost of `replicas: 1`. */
+  readonly replicaAck?: ReplicaAckRow;
   readonly decoratorOverhead: OverheadRow[];
   readonly targets: TargetCheck[];
   readonly durationSeconds: number;

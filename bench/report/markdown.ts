@@ -2,6 +2,7 @@ import type { BenchResults, EntrantInfo } from './bench-results.js';
 import { num, table } from './format.js';
 import { concurrentTable, contendedTable, costTable, overheadTable, sequentialTable, watchdogTable } from './scenario-tables.js';
 import { storesTable } from './stores-table.js';
+import { clusterWatchdogTable, replicaAckTable } from './topology-tables.js';
 
 /** The whole report: environment, contenders, one table per scenario that ran, then the targets. */
 export function renderMarkdown(results: BenchResults): string {
@@ -33,6 +34,8 @@ export function renderMarkdown(results: BenchResults): string {
     ...contendedTable(results, name),
     ...costTable(results, name),
     ...watchdogTable(results, name),
+    ...clusterWatchdogTable(results),
+    ...replicaAckTable(results),
     ...overheadTable(results, name),
     ...storesTable(results),
     '## Targets (issue 6)',

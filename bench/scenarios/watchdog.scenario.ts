@@ -1,5 +1,9 @@
+import calculateSlot from 'cluster-key-slot';
+import { DistributedLockModule, LockEvents, LockService } from '../../lib/index.js';
+import { startRedisCluster } from '../../scripts/servers/redis-cluster.js';
+import { askRedis } from '../../scripts/servers/server-probes.js';
 import type { Entrant } from '../adapters/contenders.js';
-import type { LockHandle } from '../adapters/lock-adapter.js';
+import { openNestContext } from '../adapters/nest-context.js';
 import { sleep } from '../support/clock.js';
 import { commandDelta, readCommandStats, readServerCpuSeconds, totalCalls } from '../support/command-stats.js';
 import { spreadOf, type Spread } from '../support/stats.js';
@@ -116,8 +120,8 @@ export async function runWatchdogScenario(context: BenchContext, entrants: reado
   }));
 }
 
-async function acquireAll(acquire: (i: number) => Promise<LockHandle>, count: number): Promise<LockHandle[]> {
-  const handles: LockHandle[] = new Array(count);
+async function acquireAll<H>(acquire: (i: number) => Promise<H>, count: number): Promise<H[]> {
+  const handles: H[] = new Array(count);
   let next = 0;
   await Promise.all(
     Array.from({ length: Math.min(ACQUIRE_CONCURRENCY, count) }, async () => {
@@ -137,4 +141,87 @@ function settledHeap(): number {
   gc();
   gc();
   return process.memoryUsage().heapUsed;
+}
+
+/** Scenario 5 on a Redis Cluster: what renewing many leases costs in calls per renew interval. */
+export interface ClusterWatchdogRow {
+  readonly masters: number;
+  readonly leases: number;
+  readonly leaseMs: number;
+  /** Distinct hash slots the leases' keys fall in: the calls per interval a per-slot batching would need. */
+  readonly slots: number;
+  /** Top-level EVALSHA/EVAL calls on all masters per renew interval (lease / 3), median over repetitions. */
+  readonly callsPerInterval: Spread;
+  /** The design floor: one call per node per interval per batch of 1000 leases on that node. */
+  readonly minimumCallsPerInterval: number;
+  readonly lostLeases: number;
+  readonly error?: string;
+}
+
+/**
+ * Holds `leases` leases through this library on a private 3-master Cluster and counts the renewal calls
+ * every master receives (INFO commandstats, summed), per renew interval. Renewals are grouped per node with
+ * cross-slot scripts, so this should be about one call per master per interval, not one per hash slot.
+ */
+export async function runClusterWatchdog(context: BenchContext): Promise<ClusterWatchdogRow> {
+  const { repetitions, leases, leaseMs, holdMs } = context.config.watchdog;
+  const cluster = await startRedisCluster();
+  const masters = async () => (await cluster.topology()).filter((node) => node.role === 'master' && !node.failing);
+  const renewCalls = async (): Promise<number> => {
+    let total = 0;
+    for (const node of await masters()) {
+      const text = await askRedis(node.port, (redis) => redis.info('commandstats'));
+      for (const command of RENEW_COMMANDS) total += Number(new RegExp(`^cmdstat_${command}:calls=(\\d+)`, 'm').exec(text)?.[1] ?? 0);
+    }
+    return total;
+  };
+  const intervalSeconds = Math.floor(leaseMs / 3) / 1000;
+  const keyPrefix = `bench:${context.runId}:s5c:`;
+  const perMaster = new Map<number, number>();
+  const masterList = await masters();
+  for (let i = 0; i < leases; i++) {
+    const slot = calculateSlot(`${keyPrefix}lease:${i}`);
+    const owner = masterList.find((node) => node.slots.some(([a, b]) => a <= slot && slot <= b))!;
+    perMaster.set(owner.port, (perMaster.get(owner.port) ?? 0) + 1);
+  }
+  const row = {
+    masters: masterList.length,
+    leases,
+    leaseMs,
+    slots: new Set(Array.from({ length: leases }, (_, i) => calculateSlot(`${keyPrefix}lease:${i}`))).size,
+    minimumCallsPerInterval: [...perMaster.values()].reduce((sum, count) => sum + Math.ceil(count / LIBRARY_RENEW_BATCH), 0),
+  };
+  let lost = 0;
+  const runs: number[] = [];
+  try {
+    for (let repetition = 0; repetition < repetitions; repetition++) {
+      const app = await openNestContext([
+        DistributedLockModule.forRoot({ redis: { cluster: cluster.seeds.map(({ host, port }) => ({ host, port })) }, keyPrefix, leaseMs }),
+      ]);
+      app.get(LockEvents).on('lost', () => lost++);
+      try {
+        const locks = app.get(LockService);
+        const handles = await acquireAll((i) => locks.acquire(`lease:${i}`, { waitMs: 0 }), leases);
+        await sleep(leaseMs);
+        const before = await renewCalls();
+        const startedAt = process.hrtime.bigint();
+        await sleep(holdMs);
+        const seconds = Number(process.hrtime.bigint() - startedAt) / 1e9;
+        const calls = (await renewCalls()) - before;
+        runs.push((calls / seconds) * intervalSeconds);
+        context.log(
+          `  s5 lock-service on a Cluster (${row.masters} masters): ${runs.at(-1)!.toFixed(1)} renew calls per interval for ${leases} leases ` +
+            `over ${row.slots} slots (per-slot batching: ${row.slots}; minimum ${row.minimumCallsPerInterval}), lost ${lost}`,
+        );
+        await Promise.all(handles.map((handle) => handle.release().catch(() => undefined)));
+      } finally {
+        await app.close();
+      }
+    }
+    return { ...row, callsPerInterval: spreadOf(runs, (run) => run), lostLeases: lost };
+  } catch (error) {
+    return { ...row, callsPerInterval: spreadOf(runs, (run) => run), lostLeases: lost, error: error instanceof Error ? error.message : String(error) };
+  } finally {
+    await cluster.stop();
+  }
 }

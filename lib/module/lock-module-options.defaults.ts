@@ -4,6 +4,8 @@ import { hostname } from 'node:os';
 export const LOCK_MODULE_DEFAULTS = {
   store: 'redis',
   keyPrefix: 'lock:',
+  replicas: 0,
+  shardedPubSub: false,
   leaseMs: 30_000,
   waitMs: 5_000,
   commandTimeoutMs: 2_000,

@@ -1,7 +1,7 @@
 import type { EtcdConnectionOption } from '../stores/etcd/etcd-connection-option.js';
 import type { LockStore } from '../stores/lock-store.interface.js';
 import type { PostgresConnectionOption } from '../stores/postgres/postgres-connection.interface.js';
-import type { RedisConnectionOption } from '../stores/redis/redis-client.factory.js';
+import type { RedisConnectionOption } from '../stores/redis/redis-connection.option.js';
 import type { TransactionSynchronizer } from '../transactions/transaction-synchronizer.interface.js';
 
 /** Which lease store backs the module. */
@@ -11,9 +11,10 @@ export type LockStoreKind = 'redis' | 'memory' | 'postgres' | 'etcd';
 export interface LockModuleOptions {
   /**
    * Where the locks live: a URL (`redis://`, `rediss://` for TLS, user and password for ACL), ioredis
-   * options, or an ioredis `Redis`/`Cluster` instance to reuse (the module then never closes it).
-   * Required when `store` is `'redis'`, so a missing environment variable fails at startup instead of
-   * silently locking on localhost.
+   * options (Sentinel: `{ sentinels, name }`), `{ url, ...ioredis options }`, a Redis Cluster as
+   * `{ cluster: [seed nodes], ...ioredis Cluster options }`, or an ioredis `Redis`/`Cluster` instance to
+   * reuse (the module then never closes it). Required when `store` is `'redis'`, so a missing environment
+   * variable fails at startup instead of silently locking on localhost. See docs/topologies.md.
    */
   redis?: RedisConnectionOption;
   /**
@@ -29,6 +30,20 @@ export interface LockModuleOptions {
    * etcd's whole-second leases.
    */
   etcd?: EtcdConnectionOption;
+  /**
+   * Redis only: how many replicas must acknowledge each grant and renewal (`WAIT`) before it counts. A grant
+   * not acknowledged within half of `commandTimeoutMs` is released and the acquisition retried (within
+   * `waitMs`), so a failover to an acknowledging replica cannot lose it. Costs a replica round trip per
+   * grant and renewal; with fewer than this many replicas reachable, locks fail closed.
+   * @default 0
+   */
+  replicas?: number;
+  /**
+   * Redis 7 only: wake waiters over sharded pub/sub (SSUBSCRIBE / SPUBLISH), so on a Cluster a release is
+   * announced on its own shard instead of broadcast to every node.
+   * @default false
+   */
+  shardedPubSub?: boolean;
   /**
    * Where leases live: `'redis'` (see `redis`); `'postgres'`, a lease table (see `postgres`); `'etcd'`, an
    * etcd cluster (consensus: unavailable rather than two holders; see `etcd`); `'memory'`, this process
@@ -95,6 +110,8 @@ export interface ResolvedLockOptions {
   readonly redis: RedisConnectionOption | undefined;
   readonly postgres: PostgresConnectionOption | undefined;
   readonly etcd: EtcdConnectionOption | undefined;
+  readonly replicas: number;
+  readonly shardedPubSub: boolean;
   readonly store: LockStoreKind | LockStore;
   readonly keyPrefix: string;
   readonly leaseMs: number;

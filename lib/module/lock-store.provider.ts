@@ -27,9 +27,14 @@ export const lockStoreProvider: FactoryProvider<LockStore | Promise<LockStore>> 
     if (store === 'etcd') {
       return createEtcdLockStore(options.etcd!, { keyPrefix: options.keyPrefix, commandTimeoutMs: options.commandTimeoutMs });
     }
-    return new RedisLockStore(createRedisConnection(options.redis!), {
+    const connection = createRedisConnection(options.redis!, {
+      shardedPubSub: options.shardedPubSub,
+      closeTimeoutMs: options.commandTimeoutMs,
+    });
+    return new RedisLockStore(connection, {
       keyPrefix: options.keyPrefix,
       commandTimeoutMs: options.commandTimeoutMs,
+      replicas: options.replicas,
     });
   },
 };

@@ -2,7 +2,7 @@ import { LockConfigError } from '../errors/lock-config.error.js';
 import { isEtcdClient, isEtcdEndpoint } from '../stores/etcd/etcd-connection-option.js';
 import type { LockStore } from '../stores/lock-store.interface.js';
 import { durationOption } from '../support/duration-option.js';
-import { isRedisClient } from '../stores/redis/redis-client.factory.js';
+import { assertRedisConnectionOption } from '../stores/redis/redis-connection.option.js';
 import { assertPostgresConnectionOption } from '../stores/postgres/postgres-client.factory.js';
 import { trackedTransactions } from '../transactions/transaction-scope.js';
 import type { TransactionSynchronizer } from '../transactions/transaction-synchronizer.interface.js';
@@ -13,6 +13,8 @@ const KNOWN_OPTIONS = new Set<string>([
   'redis',
   'postgres',
   'etcd',
+  'replicas',
+  'shardedPubSub',
   'store',
   'keyPrefix',
   'leaseMs',
@@ -39,9 +41,18 @@ export function resolveLockOptions(options: LockModuleOptions | undefined): Reso
   if (!STORE_KINDS.includes(store as string) && !isLockStore(store)) {
     throw new LockConfigError('store', store, `'redis', 'memory', 'postgres', 'etcd' or a LockStore instance`);
   }
-  if (store === 'redis') assertRedisOption(options.redis);
+  if (store === 'redis') assertRedisConnectionOption(options.redis);
   if (store === 'postgres') assertPostgresConnectionOption('postgres', options.postgres, true, " (required when store is 'postgres')");
   if (store === 'etcd') assertEtcdOption(options.etcd);
+  const replicas = options.replicas ?? LOCK_MODULE_DEFAULTS.replicas;
+  if (!Number.isInteger(replicas) || replicas < 0 || replicas > 16) {
+    throw new LockConfigError('replicas', replicas, 'a whole number of replicas from 0 to 16');
+  }
+  const shardedPubSub = options.shardedPubSub ?? LOCK_MODULE_DEFAULTS.shardedPubSub;
+  if (typeof shardedPubSub !== 'boolean') throw new LockConfigError('shardedPubSub', shardedPubSub, 'true or false');
+  if (store !== 'redis' && (replicas > 0 || shardedPubSub)) {
+    throw new LockConfigError(replicas > 0 ? 'replicas' : 'shardedPubSub', replicas > 0 ? replicas : shardedPubSub, "only with store 'redis'");
+  }
 
   const keyPrefix = options.keyPrefix ?? LOCK_MODULE_DEFAULTS.keyPrefix;
   // eslint-disable-next-line no-control-regex
@@ -75,6 +86,8 @@ export function resolveLockOptions(options: LockModuleOptions | undefined): Reso
     redis: options.redis,
     postgres: options.postgres,
     etcd: options.etcd,
+    replicas,
+    shardedPubSub,
     store,
     keyPrefix,
     leaseMs,
@@ -104,15 +117,6 @@ function isTransactionSynchronizer(value: unknown): value is TransactionSynchron
     typeof candidate.beforeCommit === 'function' &&
     typeof candidate.afterCompletion === 'function'
   );
-}
-
-function assertRedisOption(redis: unknown): void {
-  if (typeof redis === 'string') {
-    if (/^rediss?:\/\//.test(redis)) return;
-    throw new LockConfigError('redis', redis, 'a redis:// or rediss:// URL');
-  }
-  if (isRedisClient(redis) || (typeof redis === 'object' && redis !== null && !Array.isArray(redis))) return;
-  throw new LockConfigError('redis', redis, "a Redis URL, ioredis options or an ioredis client (required when store is 'redis')");
 }
 
 function assertEtcdOption(etcd: unknown): void {

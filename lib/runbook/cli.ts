@@ -1,67 +1,126 @@
 #!/usr/bin/env node
-import { Redis } from 'ioredis';
-import { RedisLockRunbook } from './redis-lock.runbook.js';
+import { LOCK_MODULE_DEFAULTS } from '../module/lock-module-options.defaults.js';
+import type { LockStore } from '../stores/lock-store.interface.js';
+import { parseArguments, UsageError } from './cli-arguments.js';
+import { LockRunbook, type RunbookLock } from './lock-runbook.js';
+import { RUNBOOK_STORES, type RunbookStore } from './runbook-stores.js';
 
-const USAGE = `Usage: nestjs-distributed-lock <command> --redis <url> [--prefix lock:]
-  list [glob]                       held locks: key, holder, fencing token, TTL
-  inspect <key>                     one lock
-  force-release <key> --confirm     delete a held lock whoever holds it (read the warning first)`;
+const USAGE = `Usage: nestjs-distributed-lock <command> ${RUNBOOK_STORES.map((s) => `--${s.flag} ${s.address}`).join(' | ')} [--prefix ${LOCK_MODULE_DEFAULTS.keyPrefix}]
+  list [glob]                                    held locks: key, holder, fencing token, TTL
+  inspect <key>                                  one lock (typed as stored, or as the user wrote it)
+  force-release <key> [--fencing-token N] --confirm
+                                                 delete a held lock (read the warning first); with
+                                                 --fencing-token, only if that grant still holds it
+Options take a value as "--name value" or "--name=value". ${RUNBOOK_STORES.map((s) => `--${s.flag} defaults to $${s.env}`).join('; ')}.`;
 
 const WARNING = `A lock that looks stuck may belong to a holder that is still running (GC pause, partitioned pod).
 Before force-releasing: stop or isolate that holder, check its fencing token and TTL and the business data.
-Whatever it still writes must be refused by the fencing token at the resource. Re-run with --confirm.`;
+Whatever it still writes must be refused by the fencing token at the resource. Pass the fencing token you
+inspected (--fencing-token N) so that a holder that took over since is left alone. Re-run with --confirm.`;
 
-/** Flags followed by a value; every other word is the command or its key. */
-const VALUE_FLAGS = new Set(['--redis', '--prefix']);
+const VALUE_FLAGS = new Set(['prefix', 'fencing-token', ...RUNBOOK_STORES.map((store) => store.flag)]);
+const SWITCH_FLAGS = new Set(['confirm', 'help']);
 
-function option(args: string[], name: string): string | undefined {
-  const index = args.indexOf(`--${name}`);
-  return index >= 0 ? args[index + 1] : undefined;
+function describe(lock: RunbookLock): string {
+  const shown = lock.displayKey === lock.key ? lock.key : `${lock.key} (${lock.displayKey})`;
+  return `${shown}\tholder=${lock.holder}\tfencing=${lock.fencingToken}\tttl=${lock.ttlMs}ms`;
 }
 
-function describe(lock: { key: string; holder: string; fencingToken: number; ttlMs: number }): string {
-  return `${lock.key}\tholder=${lock.holder}\tfencing=${lock.fencingToken}\tttl=${lock.ttlMs}ms`;
+/** The store the flags (or the environment) name; exactly one. */
+function chooseStore(values: ReadonlyMap<string, string>): { store: RunbookStore; address: string } {
+  const given = RUNBOOK_STORES.filter((store) => values.has(store.flag));
+  if (given.length > 1) throw new UsageError(`give one store, not ${given.map((store) => `--${store.flag}`).join(' and ')}`);
+  if (given[0]) return { store: given[0], address: values.get(given[0].flag)! };
+  // From the environment only when it names one store: with REDIS_URL and DATABASE_URL both set, guessing
+  // could force-release in the wrong store.
+  const fromEnv = RUNBOOK_STORES.filter((store) => process.env[store.env]);
+  if (fromEnv.length === 1) return { store: fromEnv[0]!, address: process.env[fromEnv[0]!.env]! };
+  throw new UsageError(`name the store: ${RUNBOOK_STORES.map((store) => `--${store.flag}`).join(' or ')}`);
+}
+
+function fencingTokenOption(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const token = Number(value);
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(token) || token <= 0) throw new UsageError(`--fencing-token must be a positive integer, got ${value}`);
+  return token;
+}
+
+async function runCommand(runbook: LockRunbook, command: string, operands: readonly string[], fencingToken: number | undefined): Promise<number> {
+  const [target] = operands;
+  if (command === 'list') {
+    const held = await runbook.list(target);
+    console.log(held.length ? held.map(describe).join('\n') : 'no held locks');
+    return 0;
+  }
+  if (command === 'inspect') {
+    const held = await runbook.inspect(target!);
+    console.log(held.length ? held.map(describe).join('\n') : `${target} is not held`);
+    return 0;
+  }
+  const outcome = await runbook.forceRelease(target!, fencingToken);
+  if (outcome.released) {
+    console.log(`released ${outcome.key} (was holder=${outcome.lock.holder} fencing=${outcome.lock.fencingToken})`);
+    return 0;
+  }
+  if (outcome.reason === 'not-held') {
+    console.log(`${outcome.key} was not held`);
+    return 0;
+  }
+  if (outcome.reason === 'ambiguous') {
+    console.error(`${target} could be any of these stored keys; repeat with the stored form:\n${outcome.candidates.map(describe).join('\n')}`);
+    return 2;
+  }
+  const { current } = outcome;
+  console.error(
+    `refused: ${outcome.key} is now held under fencing token ${current.fencingToken} by ${current.holder}, not ${fencingToken}: ` +
+      'somebody took it over since you looked. Inspect it again.',
+  );
+  return 1;
 }
 
 /** The runbook from the command line: list and inspect held locks, force-release one deliberately. */
 async function main(args: string[]): Promise<number> {
-  const redisUrl = option(args, 'redis') ?? process.env.REDIS_URL;
-  const [command, target] = args.filter((arg, i) => !arg.startsWith('--') && !VALUE_FLAGS.has(args[i - 1] ?? ''));
-  if (!redisUrl || !command) {
-    console.error(USAGE);
+  let parsed;
+  let chosen;
+  let fencingToken;
+  try {
+    parsed = parseArguments(args, VALUE_FLAGS, SWITCH_FLAGS);
+    if (parsed.switches.has('help')) {
+      console.log(USAGE);
+      return 0;
+    }
+    const [command, ...operands] = parsed.words;
+    const arity: Record<string, number> = { list: 1, inspect: 1, 'force-release': 1 };
+    if (!command || !(command in arity)) throw new UsageError(command ? `unknown command ${command}` : 'no command');
+    if (operands.length > arity[command]! || (command !== 'list' && operands.length === 0)) {
+      throw new UsageError(`${command} takes ${command === 'list' ? 'at most one glob' : 'one key'}`);
+    }
+    fencingToken = fencingTokenOption(parsed.values.get('fencing-token'));
+    if (fencingToken !== undefined && command !== 'force-release') throw new UsageError('--fencing-token is for force-release');
+    chosen = chooseStore(parsed.values);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    console.error(`${error.message}\n${USAGE}`);
     return 2;
   }
-  if (command === 'force-release' && !args.includes('--confirm')) {
+  const [command, ...operands] = parsed.words as [string, ...string[]];
+  if (command === 'force-release' && !parsed.switches.has('confirm')) {
     console.error(WARNING);
     return 2;
   }
-  const client = new Redis(redisUrl, { maxRetriesPerRequest: 1, lazyConnect: true });
+  let store: LockStore | undefined;
   try {
-    const runbook = new RedisLockRunbook(client, option(args, 'prefix') ?? 'lock:');
-    if (command === 'list') {
-      const held = await runbook.list(target);
-      console.log(held.length ? held.map(describe).join('\n') : 'no held locks');
-    } else if (command === 'inspect' && target) {
-      const held = await runbook.inspect(target);
-      console.log(held ? describe(held) : `${target} is not held`);
-    } else if (command === 'force-release' && target) {
-      const outcome = await runbook.forceRelease(target);
-      if (outcome.released) console.log(`released ${target} (was holder=${outcome.lock.holder} fencing=${outcome.lock.fencingToken})`);
-      else console.log(`${target} was not held`);
-    } else {
-      console.error(USAGE);
-      return 2;
-    }
-    return 0;
+    store = await chosen.store.open(chosen.address, parsed.values.get('prefix') ?? LOCK_MODULE_DEFAULTS.keyPrefix);
+    return await runCommand(new LockRunbook(store), command, operands, fencingToken);
   } finally {
-    client.disconnect();
+    await store?.close();
   }
 }
 
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (error: unknown) => {
-    console.error(error instanceof Error ? error.message : error);
+    console.error(`error: ${error instanceof Error ? error.message : String(error)}`);
     process.exit(1);
   },
 );

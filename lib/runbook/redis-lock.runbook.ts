@@ -4,8 +4,8 @@ import { RedisLockStore } from '../stores/redis/redis-lock.store.js';
 import type { RedisClient } from '../stores/redis/scripts/define-script.js';
 
 /**
- * What an operator needs when a lock looks stuck: which keys are held, by whom, with which fencing token
- * and TTL, and a deliberate force-release.
+ * The runbook's operations from code, over an ioredis `Redis` or `Cluster` client (on a Cluster, listing
+ * scans every primary). For keys typed as users think of them, the CLI's `LockRunbook` decodes them.
  *
  * Force-releasing is dangerous: a key that looks stuck may belong to a holder that is still running (a
  * long GC pause, a partitioned pod). Stop or isolate that holder first, check its token and TTL and the

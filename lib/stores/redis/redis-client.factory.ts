@@ -1,64 +1,69 @@
-import { Redis, type RedisOptions } from 'ioredis';
+import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
+import { RedisConnection } from './redis-connection.js';
+import { isClusterOption, isRedisClient, type RedisConnectionOption, type RedisClusterSeed } from './redis-connection.option.js';
 import type { RedisClient } from './scripts/define-script.js';
 
-/** A URL, ioredis options, or an ioredis `Redis`/`Cluster` instance to reuse. */
-export type RedisConnectionOption = string | RedisOptions | RedisClient;
+export { isRedisClient, type RedisConnectionOption } from './redis-connection.option.js';
 
-/** The command connection plus how to open the subscriber that goes with it. */
-export interface RedisConnection {
-  readonly client: RedisClient;
-  /** False when the user handed the client in: then closing it is theirs to do. */
-  readonly owned: boolean;
-  readonly openSubscriber: () => RedisClient;
+export interface RedisConnectionSettings {
+  /** Waiters subscribe with SSUBSCRIBE (and releases announce with SPUBLISH). */
+  readonly shardedPubSub?: boolean;
+  /** Bound on closing: QUIT that gets no answer in this long is cut with disconnect(). */
+  readonly closeTimeoutMs?: number;
 }
 
 /**
- * A connection the library opens fails a queued command after one reconnect attempt instead of ioredis'
- * default twenty, so an outage reaches callers as an error quickly: locks fail closed, not slow. It
- * connects on first use, so an application that fails to start leaves no socket behind.
+ * Connections the library opens fail a queued command after one reconnect attempt instead of ioredis'
+ * default twenty, so an outage reaches callers as an error quickly: locks fail closed, not slow. They
+ * connect on first use, so an application that fails to start leaves no socket behind. A READONLY reply
+ * means the server was demoted to a replica under us: the command did not run and fails (its caller retries
+ * or counts the outcome unknown), and the connection is re-established, through Sentinel to the new primary.
+ * Not re-sent by ioredis: against a server that stays a replica that would loop forever.
  */
 const OWNED_CLIENT_DEFAULTS: RedisOptions = {
   maxRetriesPerRequest: 1,
   connectionName: 'nestjs-distributed-lock',
   lazyConnect: true,
+  reconnectOnError: (error) => error.message.startsWith('READONLY'),
 };
 
-/** Closes politely when connected; a client that never connected (or is gone) is just dropped. */
-export async function closeRedisClient(client: RedisClient): Promise<void> {
-  if (client.status === 'wait' || client.status === 'end') {
-    client.disconnect();
-    return;
+/**
+ * With Sentinel, the connections follow a failover the moment a sentinel announces it (`+switch-master`):
+ * without this they stay on the old primary, which keeps accepting writes until Sentinel demotes it seconds
+ * later, and every lock written there in between is invisible to the new primary.
+ */
+function ownedOptions(options: RedisOptions): RedisOptions {
+  return { ...OWNED_CLIENT_DEFAULTS, ...(options.sentinels ? { failoverDetector: true } : {}), ...options };
+}
+
+function clusterSeed(seed: RedisClusterSeed): string | { host: string; port: number } {
+  if (typeof seed !== 'string' || /^rediss?:\/\//.test(seed)) return seed;
+  const at = seed.lastIndexOf(':');
+  return { host: seed.slice(0, at), port: Number(seed.slice(at + 1)) };
+}
+
+/** Opens (or adopts) the command connection for `option`; see {@link RedisConnection}. */
+export function createRedisConnection(option: RedisConnectionOption, settings: RedisConnectionSettings = {}): RedisConnection {
+  const sharded = settings.shardedPubSub ?? false;
+  const closeTimeoutMs = settings.closeTimeoutMs ?? 2_000;
+  if (isRedisClient(option)) return new RedisConnection(option, { owned: false, sharded, closeTimeoutMs });
+  let client: RedisClient;
+  if (typeof option === 'string') {
+    client = new Redis(option, OWNED_CLIENT_DEFAULTS);
+  } else if (isClusterOption(option)) {
+    const { cluster: seeds, redisOptions, ...clusterOptions } = option;
+    const options: ClusterOptions = {
+      lazyConnect: true,
+      shardedSubscribers: sharded,
+      ...clusterOptions,
+      redisOptions: { connectionName: OWNED_CLIENT_DEFAULTS.connectionName, ...redisOptions },
+    };
+    client = new Cluster(seeds.map(clusterSeed), options);
+  } else if ('url' in option) {
+    const { url, ...options } = option;
+    client = new Redis(url, ownedOptions(options));
+  } else {
+    client = new Redis(ownedOptions(option));
   }
-  await client.quit().catch(() => client.disconnect());
+  return new RedisConnection(client, { owned: true, sharded, closeTimeoutMs });
 }
-
-export function isRedisClient(value: unknown): value is RedisClient {
-  return (
-    typeof value === 'object' &&
-    value !== null &&
-    typeof (value as RedisClient).evalsha === 'function' &&
-    typeof (value as RedisClient).duplicate === 'function'
-  );
-}
-
-export function createRedisConnection(option: RedisConnectionOption): RedisConnection {
-  const reused = isRedisClient(option);
-  const client = reused
-    ? option
-    : typeof option === 'string'
-      ? new Redis(option, OWNED_CLIENT_DEFAULTS)
-      : new Redis({ ...OWNED_CLIENT_DEFAULTS, ...option });
-  // ioredis reports connection trouble as 'error' events too; failed commands already carry it to callers.
-  if (!reused) client.on('error', ignore);
-  return {
-    client,
-    owned: !reused,
-    openSubscriber: () => {
-      const subscriber = client.duplicate();
-      subscriber.on('error', ignore);
-      return subscriber;
-    },
-  };
-}
-
-function ignore(): void {}

@@ -17,8 +17,17 @@ describe('RedisKeyLayout', () => {
     expect(counters.size).toBeLessThanOrEqual(16_384);
   });
 
-  it('keeps counters and channels out of the namespace user keys can reach', () => {
+  it.each(['order:1', 'order:{42}:line:7', 'a}b{c', '{}', 'ключ:🔒'])(
+    'puts the release channel of %j in the lock key’s hash slot, so SPUBLISH from the release script stays in one slot',
+    (key) => {
+      const lockKey = layout.lockKey(key);
+      expect(calculateSlot(layout.releaseChannel(lockKey))).toBe(calculateSlot(lockKey));
+    },
+  );
+
+  it('keeps counters and channels out of the namespace user keys can reach, one channel per key', () => {
     expect(layout.fenceKey('lock:x').startsWith('lock:#')).toBe(true);
-    expect(layout.releaseChannel('x')).toBe('lock:#released:x');
+    expect(layout.releaseChannel('lock:x')).toMatch(/^lock:#released:\{[0-9a-z]+\}x$/);
+    expect(layout.releaseChannel('lock:x')).not.toBe(layout.releaseChannel('lock:y'));
   });
 });

@@ -43,8 +43,13 @@ export class RedisKeyLayout {
     return `${this.prefix}${RESERVED_KEY_PREFIX}fence:{${slotTag(calculateSlot(lockKey))}}`;
   }
 
-  releaseChannel(key: string): string {
-    return `${this.prefix}${RESERVED_KEY_PREFIX}released:${key}`;
+  /**
+   * Where a lock's releases are announced. The channel carries the lock key's hash slot as its hash tag:
+   * SPUBLISH (sharded pub/sub, or a managed service that turns PUBLISH into it) may only announce on a
+   * channel of the slot the script runs in.
+   */
+  releaseChannel(lockKey: string): string {
+    return `${this.prefix}${RESERVED_KEY_PREFIX}released:{${slotTag(calculateSlot(lockKey))}}${lockKey.slice(this.prefix.length)}`;
   }
 
   /** The user key of a lock key, or undefined for the library's own keys and keys of other prefixes. */

@@ -1,4 +1,4 @@
-import { closeRedisClient } from './redis-client.factory.js';
+import { closeRedisClient } from './redis-connection.js';
 import type { RedisClient } from './scripts/define-script.js';
 
 interface Subscription {
@@ -7,19 +7,26 @@ interface Subscription {
 }
 
 /**
- * Wake-ups for waiters, over one subscriber connection shared by every waiting key. A channel is
- * subscribed while at least one local waiter listens on it, so the subscriber's load follows contention.
+ * Wake-ups for waiters, over one subscriber connection shared by every waiting key (on a Cluster with
+ * sharded pub/sub, ioredis keeps one per node behind it). A channel is subscribed while at least one local
+ * waiter listens on it, so the subscriber's load follows contention.
  */
 export class ReleaseChannel {
   private subscriber?: RedisClient;
   private readonly subscriptions = new Map<string, Subscription>();
 
-  constructor(private readonly connect: () => RedisClient) {}
+  constructor(
+    private readonly connect: () => RedisClient,
+    /** SSUBSCRIBE / `smessage` instead of SUBSCRIBE / `message`. */
+    private readonly sharded: boolean,
+    private readonly closeTimeoutMs: number,
+  ) {}
 
   async listen(channel: string, listener: () => void): Promise<() => void> {
     let subscription = this.subscriptions.get(channel);
     if (!subscription) {
-      subscription = { listeners: new Set(), ready: this.client().subscribe(channel) };
+      const client = this.client();
+      subscription = { listeners: new Set(), ready: this.sharded ? client.ssubscribe(channel) : client.subscribe(channel) };
       this.subscriptions.set(channel, subscription);
     }
     subscription.listeners.add(listener);
@@ -29,7 +36,8 @@ export class ReleaseChannel {
       if (current.listeners.size > 0 || this.subscriptions.get(channel) !== current) return;
       this.subscriptions.delete(channel);
       // A failed UNSUBSCRIBE only leaves a channel with no listener: its messages are ignored.
-      this.subscriber?.unsubscribe(channel).catch(() => undefined);
+      const subscriber = this.subscriber;
+      (this.sharded ? subscriber?.sunsubscribe(channel) : subscriber?.unsubscribe(channel))?.catch(() => undefined);
     };
     try {
       await current.ready;
@@ -44,13 +52,13 @@ export class ReleaseChannel {
     this.subscriptions.clear();
     const subscriber = this.subscriber;
     this.subscriber = undefined;
-    if (subscriber) await closeRedisClient(subscriber);
+    if (subscriber) await closeRedisClient(subscriber, this.closeTimeoutMs);
   }
 
   private client(): RedisClient {
     if (!this.subscriber) {
       const subscriber = this.connect();
-      subscriber.on('message', (channel: string) => {
+      subscriber.on(this.sharded ? 'smessage' : 'message', (channel: string) => {
         for (const listener of this.subscriptions.get(channel)?.listeners ?? []) listener();
       });
       this.subscriber = subscriber;

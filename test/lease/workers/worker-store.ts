@@ -3,7 +3,8 @@ import { Pool } from 'pg';
 import type { LockModuleOptions } from '../../../lib/index';
 
 /**
- * Which store the worker processes lock on, from their environment: Redis at REDIS_URL (the default);
+ * Which store the worker processes lock on, from their environment: Redis at REDIS_URL (the default, or
+ * the JSON `redis` option in LOCK_TEST_REDIS_OPTION);
  * PostgreSQL when LOCK_TEST_STORE=postgres, at LOCK_TEST_POSTGRES_URL (whose search path names the spec's
  * schema); etcd when LOCK_TEST_STORE=etcd, at ETCD_ENDPOINTS (comma-separated client URLs). The shared value
  * the workers race on lives in PostgreSQL for the PostgreSQL store, in Redis otherwise: it is the thing
@@ -16,7 +17,10 @@ export function workerLockOptions(keyPrefix: string, extra: Partial<LockModuleOp
   if (process.env.LOCK_TEST_STORE === 'etcd') {
     return { store: 'etcd', etcd: process.env.ETCD_ENDPOINTS!.split(','), keyPrefix, ...extra };
   }
-  return { redis: process.env.REDIS_URL!, keyPrefix, ...extra };
+  // The lock may live elsewhere than the counter (a Cluster, a Sentinel group: test/topology); the counter
+  // then stays on the run's single Redis.
+  const redis = process.env.LOCK_TEST_REDIS_OPTION ? JSON.parse(process.env.LOCK_TEST_REDIS_OPTION) : process.env.REDIS_URL!;
+  return { redis, keyPrefix, ...extra };
 }
 
 /** The environment that makes a worker lock on PostgreSQL. */

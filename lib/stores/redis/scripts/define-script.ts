@@ -3,6 +3,21 @@ import type { Cluster, Redis } from 'ioredis';
 
 export type RedisClient = Redis | Cluster;
 
+/** A script's reply and how many replicas acknowledged the writes before it (`WAIT`). */
+export interface AcknowledgedReply {
+  readonly reply: unknown;
+  readonly acknowledged: number;
+}
+
+/**
+ * NOSCRIPT, also when a Cluster client wraps it ("Too many Cluster redirections. Last error: ReplyError:
+ * NOSCRIPT ..."): a command that was redirected many times during a failover and finally reached a freshly
+ * promoted replica, whose script cache is empty (Redis does not replicate it).
+ */
+export function isNoScript(error: unknown): boolean {
+  return error instanceof Error && /(^|ReplyError: )NOSCRIPT/.test(error.message);
+}
+
 /**
  * A Lua script sent by SHA. The first EVALSHA on a server that has never seen it fails with NOSCRIPT;
  * the EVAL fallback both answers that call and caches the script, so every later call is one EVALSHA.
@@ -18,8 +33,41 @@ export class RedisScript {
     try {
       return await client.evalsha(this.sha, keys.length, ...keys, ...args);
     } catch (error) {
-      if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
+      if (!isNoScript(error)) throw error;
       return client.eval(this.lua, keys.length, ...keys, ...args);
+    }
+  }
+
+  /**
+   * Runs the script, then `WAIT replicas timeoutMs` on the same connection (one pipeline, so on a Cluster
+   * both go to the node that owns `keys[0]`): how many replicas have the script's writes, as Redisson's
+   * synced writes ask. WAIT cannot run inside a script, and on another connection it would wait for that
+   * connection's writes, not these.
+   */
+  async runAcknowledged(
+    client: RedisClient,
+    keys: readonly string[],
+    args: readonly (string | number)[],
+    replicas: number,
+    timeoutMs: number,
+  ): Promise<AcknowledgedReply> {
+    const send = async (useSha: boolean): Promise<AcknowledgedReply> => {
+      const pipeline = client.pipeline();
+      if (useSha) pipeline.evalsha(this.sha, keys.length, ...keys, ...args);
+      else pipeline.eval(this.lua, keys.length, ...keys, ...args);
+      pipeline.wait(replicas, timeoutMs);
+      const results = await pipeline.exec();
+      if (!results) throw new Error('the pipeline was discarded before it ran');
+      const [[scriptError, reply], [waitError, acknowledged]] = results as [[Error | null, unknown], [Error | null, unknown]];
+      if (scriptError) throw scriptError;
+      if (waitError) throw waitError;
+      return { reply, acknowledged: Number(acknowledged) };
+    };
+    try {
+      return await send(true);
+    } catch (error) {
+      if (!isNoScript(error)) throw error;
+      return send(false);
     }
   }
 }

@@ -1,7 +1,8 @@
 import { RedisScript, type RedisClient } from './define-script.js';
 
 /**
- * KEYS[1] lock hash. ARGV[1] release channel, ARGV[2] the fencing token the operator saw ('' for any).
+ * KEYS[1] lock hash. ARGV[1] release channel, ARGV[2] the fencing token the operator saw ('' for any),
+ * ARGV[3] 's' to announce the release with SPUBLISH (see release.script.ts).
  *
  * Deletes the key whoever holds it and wakes its waiters, unless ARGV[2] names another grant than the one
  * holding the key now (compare-and-delete: a holder that took over after the operator looked stays).
@@ -17,7 +18,7 @@ if ARGV[2] ~= '' and fields[1] ~= ARGV[2] then
   return {0, fields[1], fields[2] or '', ttl}
 end
 redis.call('DEL', KEYS[1])
-redis.call('PUBLISH', ARGV[1], '')
+redis.call(ARGV[3] == 's' and 'SPUBLISH' or 'PUBLISH', ARGV[1], '')
 return {1, fields[1], fields[2] or '', ttl}
 `);
 
@@ -33,8 +34,10 @@ export async function forceReleaseScript(
   lockKey: string,
   channel: string,
   fencingToken: number | undefined,
+  sharded: boolean,
 ): Promise<ForceReleaseReply | null> {
-  const result = (await script.run(client, [lockKey], [channel, fencingToken === undefined ? '' : String(fencingToken)])) as
+  const expected = fencingToken === undefined ? '' : String(fencingToken);
+  const result = (await script.run(client, [lockKey], [channel, expected, sharded ? 's' : ''])) as
     | [number, string, string, number]
     | null;
   return result && { taken: result[0] === 1, fencingToken: Number(result[1]), holder: result[2], ttlMs: result[3] };

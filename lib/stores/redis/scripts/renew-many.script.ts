@@ -26,10 +26,76 @@ export interface RenewEntry {
   readonly leaseMs: number;
 }
 
-/** All entries must share one hash slot when the client is a Cluster. */
-export async function renewManyScript(client: RedisClient, entries: readonly RenewEntry[]): Promise<boolean[]> {
-  const keys = entries.map((entry) => entry.lockKey);
-  const args = entries.flatMap((entry) => [entry.token, entry.leaseMs]);
-  const results = (await script.run(client, keys, args)) as number[];
-  return results.map((result) => result === 1);
+/** One renewal's answer: renewed, not (or no longer) ours, or not served by the node that was asked. */
+export type RenewReply = 'renewed' | 'not-ours' | 'elsewhere';
+
+const REPLIES: Record<number, RenewReply> = { 0: 'not-ours', 1: 'renewed', 2: 'elsewhere' };
+
+export interface RenewCall {
+  readonly client: RedisClient;
+  readonly entries: readonly RenewEntry[];
+  /** With `replicas > 0`, `WAIT replicas timeoutMs` follows on the same connection. */
+  readonly replicas: number;
+  readonly waitTimeoutMs: number;
+}
+
+export interface RenewCallReply {
+  readonly replies: RenewReply[];
+  /** Replicas that acknowledged the renewals (only asked when `replicas > 0`). */
+  readonly acknowledged: number;
+}
+
+async function runRenew(script: RedisScript, call: RenewCall, keys: string[], args: (string | number)[]): Promise<RenewCallReply> {
+  if (call.replicas === 0) {
+    const replies = (await script.run(call.client, keys, args)) as number[];
+    return { replies: replies.map((reply) => REPLIES[reply]!), acknowledged: 0 };
+  }
+  const { reply, acknowledged } = await script.runAcknowledged(call.client, keys, args, call.replicas, call.waitTimeoutMs);
+  return { replies: (reply as number[]).map((value) => REPLIES[value]!), acknowledged };
+}
+
+/** Declares every key, so on a Cluster all entries must share one hash slot. */
+export function renewManyScript(call: RenewCall): Promise<RenewCallReply> {
+  return runRenew(
+    script,
+    call,
+    call.entries.map((entry) => entry.lockKey),
+    call.entries.flatMap((entry) => [entry.token, entry.leaseMs]),
+  );
+}
+
+/**
+ * KEYS[1] one of the lock hashes (it routes the call to its node); ARGV[3i-2] lock hash, ARGV[3i-1] token,
+ * ARGV[3i] lease ms, for every entry.
+ *
+ * The Cluster form: one call per node, not per hash slot. Redis 7's `allow-cross-slot-keys` lets a script
+ * touch keys of several slots as long as the node serves them all; the keys beyond the routing one are
+ * passed as arguments, since declared keys must share one slot. A key the node does not serve (its slot
+ * moved since the client last looked) answers 2, "elsewhere": unknown, retried after a slot refresh. A
+ * foreign value at a lock key (WRONGTYPE) is simply not ours, as in the single-node script.
+ */
+const nodeScript = new RedisScript(`#!lua flags=allow-cross-slot-keys
+local renewed = {}
+for i = 1, #ARGV, 3 do
+  local owner = redis.pcall('HGET', ARGV[i], 't')
+  if type(owner) == 'table' and owner.err and not string.find(owner.err, '^WRONGTYPE') then
+    renewed[#renewed + 1] = 2
+  elseif owner == ARGV[i + 1] then
+    redis.call('PEXPIRE', ARGV[i], ARGV[i + 2])
+    renewed[#renewed + 1] = 1
+  else
+    renewed[#renewed + 1] = 0
+  end
+end
+return renewed
+`);
+
+/** All entries should live on one Cluster node (the one serving the first entry's slot). */
+export function renewOnNodeScript(call: RenewCall): Promise<RenewCallReply> {
+  return runRenew(
+    nodeScript,
+    call,
+    [call.entries[0]!.lockKey],
+    call.entries.flatMap((entry) => [entry.lockKey, entry.token, entry.leaseMs]),
+  );
 }

@@ -1,0 +1,136 @@
+import calculateSlot from 'cluster-key-slot';
+import type { Cluster } from 'ioredis';
+import { LockStoreUnavailableError } from '../../errors/lock-store-unavailable.error.js';
+import type { RenewOutcome, RenewRequest } from '../lock-store.interface.js';
+import type { RedisCommands } from './redis-commands.js';
+import type { RedisConnection } from './redis-connection.js';
+import type { RedisKeyLayout } from './redis-key-layout.js';
+import { renewManyScript, renewOnNodeScript, type RenewCallReply, type RenewEntry } from './scripts/renew-many.script.js';
+
+/** Keeps one renew call's argument list well below Redis' limits and its run time short. */
+const MAX_RENEW_BATCH = 1000;
+
+interface IndexedEntry extends RenewEntry {
+  readonly index: number;
+  readonly key: string;
+}
+
+interface Batch {
+  readonly entries: IndexedEntry[];
+  /** Cluster batches run the per-node script; single-node ones declare every key. */
+  readonly perNode: boolean;
+}
+
+export interface RenewalSettings {
+  /** Replicas that must acknowledge a renewal (`WAIT`) before it counts; 0 = do not ask. */
+  readonly replicas: number;
+  readonly waitTimeoutMs: number;
+}
+
+/**
+ * The watchdog's batched renewals on Redis. One call per batch of up to 1000 leases on a single server;
+ * on a Cluster one call per node (not per hash slot) thanks to Redis 7's cross-slot scripts, falling back
+ * to one per slot on servers that do not know them. Every batch stands alone: a node that fails leaves its
+ * own requests unknown (an Error each, retried by the watchdog), never the other nodes' results.
+ */
+export class RedisRenewals {
+  private crossSlotScripts = true;
+
+  constructor(
+    private readonly connection: RedisConnection,
+    private readonly commands: RedisCommands,
+    private readonly layout: RedisKeyLayout,
+    private readonly settings: RenewalSettings,
+  ) {}
+
+  async renew(requests: readonly RenewRequest[]): Promise<RenewOutcome[]> {
+    const results = new Array<RenewOutcome>(requests.length);
+    const entries = requests.map(({ key, token, leaseMs }, index) => ({ index, key, lockKey: this.layout.lockKey(key), token, leaseMs }));
+    await Promise.all(this.batches(entries).map((batch) => this.renewBatch(batch, results)));
+    return results;
+  }
+
+  private async renewBatch(batch: Batch, results: RenewOutcome[]): Promise<void> {
+    const { replicas, waitTimeoutMs } = this.settings;
+    const first = batch.entries[0]!;
+    let reply: RenewCallReply;
+    try {
+      reply = await this.commands.run('renew', describeBatch(batch.entries), first.lockKey, (client) =>
+        (batch.perNode ? renewOnNodeScript : renewManyScript)({ client, entries: batch.entries, replicas, waitTimeoutMs }),
+      );
+    } catch (error) {
+      if (batch.perNode && this.crossSlotScripts && isUnknownShebang(error)) {
+        // Redis before 7.0: one call per slot, as before.
+        this.crossSlotScripts = false;
+        await Promise.all(this.bySlot(batch.entries).map((slotBatch) => this.renewBatch(slotBatch, results)));
+        return;
+      }
+      for (const entry of batch.entries) results[entry.index] = error as Error;
+      return;
+    }
+    const server = this.connection.server(first.lockKey);
+    const unacknowledged =
+      replicas > 0 && reply.acknowledged < replicas
+        ? `${server} renewed, but only ${reply.acknowledged} of ${replicas} replica(s) acknowledged within ${waitTimeoutMs} ms`
+        : undefined;
+    let moved = false;
+    batch.entries.forEach((entry, i) => {
+      const answer = reply.replies[i];
+      if (answer === 'not-ours') {
+        results[entry.index] = false;
+      } else if (answer === 'renewed' && !unacknowledged) {
+        results[entry.index] = true;
+      } else {
+        moved ||= answer === 'elsewhere';
+        const why = answer === 'elsewhere' ? `${server} no longer serves the key's hash slot` : unacknowledged!;
+        results[entry.index] = new LockStoreUnavailableError('renew', entry.key, { cause: new Error(why) });
+      }
+    });
+    // Slots moved since the client last looked: refresh, so the watchdog's retry goes to the right nodes.
+    if (moved) (this.connection.client as Cluster).refreshSlotsCache();
+  }
+
+  private batches(entries: IndexedEntry[]): Batch[] {
+    const { client } = this.connection;
+    if (!client.isCluster) return chunks(entries, false);
+    if (!this.crossSlotScripts) return this.bySlot(entries);
+    const slots = (client as Cluster).slots;
+    const groups = new Map<string, IndexedEntry[]>();
+    for (const entry of entries) {
+      const slot = calculateSlot(entry.lockKey);
+      // Before the slot map is known (first call), group by slot: the routing key finds the node.
+      const group = slots[slot]?.[0] ?? `slot:${slot}`;
+      const list = groups.get(group);
+      if (list) list.push(entry);
+      else groups.set(group, [entry]);
+    }
+    return [...groups.values()].flatMap((list) => chunks(list, true));
+  }
+
+  private bySlot(entries: IndexedEntry[]): Batch[] {
+    const groups = new Map<number, IndexedEntry[]>();
+    for (const entry of entries) {
+      const slot = calculateSlot(entry.lockKey);
+      const list = groups.get(slot);
+      if (list) list.push(entry);
+      else groups.set(slot, [entry]);
+    }
+    return [...groups.values()].flatMap((list) => chunks(list, false));
+  }
+}
+
+function chunks(entries: IndexedEntry[], perNode: boolean): Batch[] {
+  const batches: Batch[] = [];
+  for (let i = 0; i < entries.length; i += MAX_RENEW_BATCH) batches.push({ entries: entries.slice(i, i + MAX_RENEW_BATCH), perNode });
+  return batches;
+}
+
+function describeBatch(batch: readonly IndexedEntry[]): string {
+  return batch.length === 1 ? batch[0]!.key : `${batch.length} leases starting with ${batch[0]!.key}`;
+}
+
+/** Redis before 7.0 reads the `#!lua` line as Lua and fails to compile it. */
+function isUnknownShebang(error: unknown): boolean {
+  const cause = error instanceof Error ? ((error.cause as Error | undefined)?.message ?? error.message) : '';
+  return /near '#'|shebang/i.test(cause);
+}

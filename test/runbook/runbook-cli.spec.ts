@@ -1,0 +1,105 @@
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { encodeKeySegment } from '../../lib/index';
+import { freePort } from '../../scripts/servers/redis-server';
+import { createLockApp, type LockApp } from '../support/lock-app';
+import { redisUrl, testPrefix } from '../support/test-prefix';
+
+const run = promisify(execFile);
+const CLI = join(__dirname, '../../lib/runbook/cli.ts');
+const REGISTER = join(__dirname, '../support/register-ts.cjs');
+
+interface CliResult {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Runs the CLI; REDIS_URL points at a server where nothing is held, so only the flags can find the locks. */
+async function cli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, ['-r', REGISTER, CLI, ...args], { env: { ...process.env, ...env } });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const failed = error as { code: number; stdout: string; stderr: string };
+    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
+  }
+}
+
+describe('runbook CLI', () => {
+  const prefix = testPrefix(__filename);
+  let app: LockApp;
+  let elsewhere: string;
+
+  beforeAll(async () => {
+    app = await createLockApp({ redis: redisUrl(), keyPrefix: prefix, holder: 'pod-b', leaseMs: 10_000 });
+    elsewhere = `redis://127.0.0.1:${await freePort()}`;
+  });
+  afterAll(() => app.close());
+
+  it('takes --redis=URL and --prefix=P as well as --redis URL --prefix P', async () => {
+    const lease = await app.locks.acquire('equals-form');
+    const spaced = await cli(['inspect', 'equals-form', '--redis', redisUrl(), '--prefix', prefix], { REDIS_URL: elsewhere });
+    const joined = await cli(['inspect', 'equals-form', `--redis=${redisUrl()}`, `--prefix=${prefix}`], { REDIS_URL: elsewhere });
+    for (const result of [spaced, joined]) {
+      expect(result).toMatchObject({ code: 0 });
+      expect(result.stdout).toContain(`equals-form\tholder=pod-b\tfencing=${lease.fencingToken}`);
+    }
+    await lease.release();
+  });
+
+  it.each([
+    [['list', '--redis', 'x', '--prefx', 'lock:']],
+    [['list', '--reddis=redis://127.0.0.1:6379']],
+    [['list', '--confirm=yes', '--redis', 'redis://127.0.0.1:6379']],
+    [['list', '--redis']],
+    [['inspect', '--redis', 'redis://127.0.0.1:6379']],
+    [['frobnicate', '--redis', 'redis://127.0.0.1:6379']],
+    [['inspect', 'a', '--fencing-token', '7', '--redis', 'redis://127.0.0.1:6379']],
+    [['force-release', 'a', '--fencing-token', 'abc', '--confirm', '--redis', 'redis://127.0.0.1:6379']],
+  ])('rejects %j with the usage text and exit code 2, before touching any server', async (args) => {
+    const result = await cli(args);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('Usage: nestjs-distributed-lock');
+  });
+
+  it('finds a key typed as the user wrote it, and lists both the stored and the decoded form', async () => {
+    const id = 'EU:42/ä';
+    const lease = await app.locks.acquire(`order:${encodeKeySegment(id)}`);
+    expect(lease.key).toBe('order:EU%3A42%2F%C3%A4');
+    const inspected = await cli(['inspect', `order:${id}`, `--redis=${redisUrl()}`, `--prefix=${prefix}`]);
+    expect(inspected.stdout).toContain(`order:EU%3A42%2F%C3%A4 (order:EU:42/ä)\tholder=pod-b\tfencing=${lease.fencingToken}`);
+    const listed = await cli(['list', 'order:EU:*', `--redis=${redisUrl()}`, `--prefix=${prefix}`]);
+    expect(listed.stdout.trim().split('\n')).toEqual([expect.stringMatching(/^order:EU%3A42%2F%C3%A4 \(order:EU:42\/ä\)\tholder=pod-b\t/)]);
+    const released = await cli(['force-release', `order:${id}`, '--confirm', `--redis=${redisUrl()}`, `--prefix=${prefix}`]);
+    expect(released.stdout).toContain('released order:EU%3A42%2F%C3%A4');
+    expect(await app.store.inspect(lease.key)).toBeNull();
+    await expect(lease.release()).rejects.toMatchObject({ code: 'LEASE_LOST' });
+  });
+
+  it('force-releases with --fencing-token only the grant the operator saw, and refuses a newer holder', async () => {
+    const old = await app.locks.acquire('handed-over');
+    await old.release();
+    const current = await app.locks.acquire('handed-over');
+    const args = ['force-release', 'handed-over', '--confirm', `--redis=${redisUrl()}`, `--prefix=${prefix}`];
+    const refused = await cli([...args, `--fencing-token=${old.fencingToken}`]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(`now held under fencing token ${current.fencingToken} by pod-b`);
+    expect(await app.store.inspect('handed-over')).toMatchObject({ fencingToken: current.fencingToken });
+    const taken = await cli([...args, '--fencing-token', String(current.fencingToken)]);
+    expect(taken).toMatchObject({ code: 0 });
+    expect(taken.stdout).toContain(`released handed-over (was holder=pod-b fencing=${current.fencingToken})`);
+    await expect(current.release()).rejects.toMatchObject({ code: 'LEASE_LOST' });
+  });
+
+  it('reports a refused connection with the server and the reason, once, without ioredis’ unhandled error events', async () => {
+    const result = await cli(['list', '--redis', `redis://user:secret@${elsewhere.slice('redis://'.length)}`]);
+    expect(result.code).toBe(1);
+    const address = elsewhere.slice('redis://'.length);
+    expect(result.stderr).toContain(`${address} is unreachable (connect ECONNREFUSED ${address})`);
+    expect(result.stderr).not.toContain('Unhandled error event');
+    expect(result.stderr).not.toContain('secret');
+    expect(result.stderr.trim().split('\n')).toHaveLength(1);
+  });
+});

@@ -1,0 +1,73 @@
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { startEtcdCluster, type EtcdCluster } from '../../scripts/servers/etcd-server';
+import { openPostgresTestDatabase, type PostgresTestDatabase } from '../stores/postgres-test-database';
+import { createLockApp, type LockApp } from '../support/lock-app';
+import { testPrefix } from '../support/test-prefix';
+
+const run = promisify(execFile);
+const CLI = join(__dirname, '../../lib/runbook/cli.ts');
+const REGISTER = join(__dirname, '../support/register-ts.cjs');
+
+async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  // No store variable in the environment: only the flag names the store.
+  const env = { ...process.env, REDIS_URL: '', DATABASE_URL: '', ETCD_ENDPOINTS: '' };
+  try {
+    const { stdout, stderr } = await run(process.execPath, ['-r', REGISTER, CLI, ...args], { env });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const failed = error as { code: number; stdout: string; stderr: string };
+    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
+  }
+}
+
+/** The same runbook session on any store: list, refuse a stale force-release, force-release the grant seen. */
+async function runbookSession(app: LockApp, storeFlag: string[], prefix: string): Promise<void> {
+  const lease = await app.locks.acquire('invoice:7');
+  const listed = await cli(['list', 'invoice:*', ...storeFlag, '--prefix', prefix]);
+  expect(listed).toMatchObject({ code: 0 });
+  expect(listed.stdout).toContain(`invoice:7\tholder=pod-runbook\tfencing=${lease.fencingToken}`);
+  const stale = await cli(['force-release', 'invoice:7', '--fencing-token', String(lease.fencingToken - 1), '--confirm', ...storeFlag, '--prefix', prefix]);
+  expect(stale.code).not.toBe(0);
+  expect(await app.store.inspect('invoice:7')).toMatchObject({ fencingToken: lease.fencingToken });
+  const forced = await cli(['force-release', 'invoice:7', '--fencing-token', String(lease.fencingToken), '--confirm', ...storeFlag, '--prefix', prefix]);
+  expect(forced).toMatchObject({ code: 0 });
+  expect(forced.stdout).toContain('released invoice:7');
+  expect(await app.store.inspect('invoice:7')).toBeNull();
+  await lease.release().catch(() => undefined);
+}
+
+describe('runbook CLI on the PostgreSQL store', () => {
+  const prefix = testPrefix(__filename);
+  let db: PostgresTestDatabase;
+  let app: LockApp;
+
+  beforeAll(async () => {
+    db = await openPostgresTestDatabase(__filename);
+    app = await createLockApp({ store: 'postgres', postgres: db.url, keyPrefix: prefix, holder: 'pod-runbook' });
+  });
+  afterAll(async () => {
+    await app?.close();
+    await db?.stop();
+  });
+
+  it('lists and force-releases through --postgres', () => runbookSession(app, ['--postgres', db.url], prefix));
+});
+
+describe('runbook CLI on the etcd store', () => {
+  const prefix = testPrefix(__filename);
+  let cluster: EtcdCluster;
+  let app: LockApp;
+
+  beforeAll(async () => {
+    cluster = await startEtcdCluster();
+    app = await createLockApp({ store: 'etcd', etcd: cluster.endpoints, keyPrefix: prefix, holder: 'pod-runbook', leaseMs: 10_000 });
+  });
+  afterAll(async () => {
+    await app?.close();
+    await cluster?.stop();
+  });
+
+  it('lists and force-releases through --etcd', () => runbookSession(app, ['--etcd', cluster.endpoints.join(',')], prefix));
+});
