@@ -1,9 +1,15 @@
 import { AsyncResource } from 'node:async_hooks';
+import { processWide } from '../support/process-wide.js';
 import type { TransactionSynchronizer } from '../transactions/transaction-synchronizer.interface.js';
 import type { LeaseFrame } from './lease-context.js';
 import type { Lease } from './lease.js';
 
-let services = 0;
+/**
+ * Numbers the LockServices of the process. Per process, not per copy of the package: the transactions
+ * that keep the leases are shared by both copies of a dual-loaded package, and two services of different
+ * copies must never read each other's leases as their own.
+ */
+const services = processWide('lock-service-count', () => ({ next: 0 }));
 
 /** Why a waiter's acquisition was cut short: a sibling of its transaction deferred the key's lease to it. */
 const SIBLING_DEFERRED = new Error('a locked call of the same transaction deferred this key to it');
@@ -30,7 +36,7 @@ interface Watcher {
  */
 export class TransactionOwnedLeases {
   /** Names this service's leases among everything the transactions keep. */
-  private readonly prefix = `nestjs-distributed-lock:${++services}:`;
+  private readonly prefix = `nestjs-distributed-lock:${++services.next}:`;
   private readonly frames = new WeakMap<Lease, LeaseFrame>();
   private readonly watchers = new Map<string, Set<Watcher>>();
 

@@ -6,7 +6,9 @@
  * global symbol registry on purpose; everything else stays per application.
  */
 export function processWide<T>(name: string, create: () => T): T {
-  const slot = Symbol.for(`nestjs-distributed-lock:${name}`);
+  // The shape of what is kept here is versioned: copies of different versions share nothing rather than
+  // each other's incompatible state. Bump it whenever the shape of a kept value changes.
+  const slot = Symbol.for(`nestjs-distributed-lock:state-v1:${name}`);
   const registry = globalThis as Record<symbol, unknown>;
   if (!(slot in registry)) registry[slot] = create();
   return registry[slot] as T;

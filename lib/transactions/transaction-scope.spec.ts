@@ -42,3 +42,30 @@ describe('transaction tracking across two copies of the package in one process',
     }
   });
 });
+
+describe('tracked transactions that leave work behind', () => {
+  it('do not chain: a transactional job that reschedules itself from inside its transaction keeps one scope', async () => {
+    const { trackTransaction, trackedTransactions } = require('./transaction-scope') as TransactionScopeModule;
+    const { processWide } = require('../support/process-wide') as typeof import('../support/process-wide.js');
+    const storage = processWide('transaction-scopes', () => undefined as never) as { getStore(): { parent?: unknown } | undefined };
+    const depths: number[] = [];
+    await new Promise<void>((done) => {
+      let runs = 0;
+      const job = (): Promise<void> =>
+        trackTransaction(
+          (work) => work(),
+          async () => {
+            let depth = 0;
+            for (let scope = storage.getStore(); scope; scope = scope.parent as typeof scope) depth++;
+            depths.push(depth);
+            if (++runs < 200) setImmediate(() => void job());
+            else done();
+          },
+        );
+      void job();
+    });
+    expect(Math.max(...depths)).toBe(1);
+    // Outside the transaction, work left behind by a finished one is not inside a transaction.
+    expect(trackedTransactions.isTransactionActive()).toBe(false);
+  });
+});

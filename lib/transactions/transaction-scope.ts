@@ -7,16 +7,26 @@ import type { TransactionOutcome, TransactionSynchronizer } from './transaction-
 type CompletionCallback = (outcome: TransactionOutcome) => Promise<void> | void;
 
 class TransactionScope {
-  readonly checks: Array<() => void> = [];
-  readonly callbacks: CompletionCallback[] = [];
+  checks: Array<() => void> = [];
+  callbacks: CompletionCallback[] = [];
   readonly retained = new Map<string, object>();
   completed = false;
 
   constructor(
-    /** The tracked transaction this one was started in, if any. */
+    /** The nearest tracked transaction still active when this one began, if any. */
     readonly parent: TransactionScope | undefined,
     readonly resource: unknown,
   ) {}
+}
+
+/**
+ * The innermost active transaction from `scope` up. A completed scope stays the async context of work it
+ * left behind (a timer, a rescheduled job); skipping it keeps such work out of a finished transaction, and
+ * a scope started there from chaining onto it: a job that reschedules itself never builds a chain.
+ */
+function activeFrom(scope: TransactionScope | undefined): TransactionScope | undefined {
+  while (scope?.completed) scope = scope.parent;
+  return scope;
 }
 
 /** One per process, so that both copies of a dual-loaded package see the same transactions. */
@@ -55,7 +65,7 @@ export async function trackTransaction<A extends unknown[], T>(
   work: (...args: A) => Promise<T>,
   options: TrackTransactionOptions = {},
 ): Promise<T> {
-  const scope = new TransactionScope(scopes.getStore(), options.resource);
+  const scope = new TransactionScope(activeFrom(scopes.getStore()), options.resource);
   let result: T;
   try {
     result = await scopes.run(scope, () =>
@@ -78,7 +88,11 @@ export async function trackTransaction<A extends unknown[], T>(
 async function complete(scope: TransactionScope, outcome: TransactionOutcome): Promise<void> {
   scope.completed = true;
   scope.retained.clear();
-  const results = await Promise.allSettled(scope.callbacks.map(async (callback) => callback(outcome)));
+  // Nothing a finished transaction kept (leases in checks and callbacks) stays reachable through it.
+  const callbacks = scope.callbacks;
+  scope.checks = [];
+  scope.callbacks = [];
+  const results = await Promise.allSettled(callbacks.map(async (callback) => callback(outcome)));
   for (const result of results) {
     if (result.status === 'rejected') logger.error('An after-transaction callback failed', result.reason);
   }
@@ -90,21 +104,17 @@ async function complete(scope: TransactionScope, outcome: TransactionOutcome): P
  */
 function waitedFor(): TransactionScope[] {
   const found: TransactionScope[] = [];
-  const resources = new Set<unknown>();
-  for (let scope = scopes.getStore(); scope; scope = scope.parent) {
-    if (scope.completed) continue;
-    if (scope.resource === undefined) found.push(scope);
-    else if (!resources.has(scope.resource)) {
-      resources.add(scope.resource);
-      found.push(scope);
-    }
+  for (let scope = activeFrom(scopes.getStore()); scope; scope = activeFrom(scope.parent)) {
+    // Of each resource the innermost (found first); transactions of unknown resource all count.
+    if (scope.resource === undefined || !found.some((other) => other.resource === scope!.resource)) found.push(scope);
   }
   return found;
 }
 
 /** The default synchronizer: knows the transactions marked by {@link trackTransaction}. */
 export const trackedTransactions: TransactionSynchronizer = {
-  isTransactionActive: () => waitedFor().length > 0,
+  // Allocation-free: asked on every locked call.
+  isTransactionActive: () => activeFrom(scopes.getStore()) !== undefined,
   beforeCommit: (check) => {
     for (const scope of waitedFor()) scope.checks.push(check);
   },
@@ -123,8 +133,8 @@ export const trackedTransactions: TransactionSynchronizer = {
     for (const scope of waitedFor()) scope.retained.set(name, value);
   },
   retained: (name) => {
-    for (let scope = scopes.getStore(); scope; scope = scope.parent) {
-      const value = scope.completed ? undefined : scope.retained.get(name);
+    for (let scope = activeFrom(scopes.getStore()); scope; scope = activeFrom(scope.parent)) {
+      const value = scope.retained.get(name);
       if (value) return value;
     }
     return undefined;
