@@ -7,10 +7,17 @@ import { LockError } from './lock.error.js';
 export class LockReentryError extends LockError {
   readonly code = 'LOCK_REENTRY';
 
-  constructor(readonly key: string) {
+  constructor(
+    readonly key: string,
+    /** Who holds it: the call chain (a scope around this call), or the transaction this call runs in. */
+    readonly heldBy: 'call-chain' | 'transaction' = 'call-chain',
+  ) {
     super(
-      `Lock "${key}" is already held by this call chain. Set reentrant: true to join the held lease, ` +
-        'or restructure so the inner call does not lock the same key.',
+      heldBy === 'transaction'
+        ? `Lock "${key}" is already held by the transaction this call runs in, until it completes. Use withLock ` +
+            'or a locked method, which run under that lease, instead of acquire().'
+        : `Lock "${key}" is already held by this call chain. Set reentrant: true to join the held lease, ` +
+            'or restructure so the inner call does not lock the same key.',
     );
   }
 }

@@ -74,7 +74,7 @@ export async function acquireWithin(plan: WaitPlan): Promise<WaitOutcome> {
         // Subscribed once the key is known to be taken; the next attempt, right after, catches a release
         // that came before the subscription.
         if (plan.waitMs > 0) {
-          unsubscribe = await subscribeWithin(plan.subscribe(() => wake.fire()), deadline);
+          unsubscribe = await subscribeWithin(plan.subscribe(() => wake.fire()), deadline, plan.signal);
           retry = 0;
         }
       }
@@ -94,21 +94,26 @@ export async function acquireWithin(plan: WaitPlan): Promise<WaitOutcome> {
 }
 
 /**
- * A subscription that is not confirmed by the deadline is given up (and undone if it comes later): the
- * waiter then polls, and waiting never outlasts `waitMs` because the subscriber connection is slow.
+ * A subscription that is not confirmed by the deadline (or before `signal` aborts: shutdown, the caller) is
+ * given up, and undone if it comes later: the waiter then polls, and waiting never outlasts `waitMs`
+ * because the subscriber connection is slow.
  */
 async function subscribeWithin(
   subscribing: Promise<() => void>,
   deadline: number,
+  signal: AbortSignal | undefined,
 ): Promise<(() => void) | undefined> {
   let timer: NodeJS.Timeout | undefined;
+  let giveUp!: () => void;
   let gaveUp = false;
   const timeout = new Promise<undefined>((resolve) => {
-    timer = setTimeout(() => {
+    giveUp = () => {
       gaveUp = true;
       resolve(undefined);
-    }, Math.max(0, deadline - Date.now()));
+    };
+    timer = setTimeout(giveUp, Math.max(0, deadline - Date.now()));
   });
+  signal?.addEventListener('abort', giveUp, { once: true });
   const subscribed = subscribing.then(
     (unsubscribe) => {
       if (gaveUp) unsubscribe();
@@ -120,6 +125,7 @@ async function subscribeWithin(
     return await Promise.race([subscribed, timeout]);
   } finally {
     clearTimeout(timer);
+    signal?.removeEventListener('abort', giveUp);
   }
 }
 

@@ -6,7 +6,10 @@ export interface LeaseFrame {
   readonly lease: Lease;
   /** The nearest scope that was still running when this one began. */
   readonly parent: LeaseFrame | undefined;
-  /** True while the scope's own code runs. */
+  /**
+   * True while the scope's own code runs. The frames a transaction keeps for later calls to join (see
+   * `TransactionOwnedLeases`) are never in a call chain and stay open; their lease says whether it is held.
+   */
   open: boolean;
   /** Settles when the last re-entrant scope joined onto this frame has finished. */
   joined: Promise<unknown>;
@@ -48,6 +51,13 @@ export class LeaseContext {
     return found;
   }
 
+  /** How many running scopes of this call chain run under `lease` (normally 0 or 1). */
+  count(lease: Lease): number {
+    let found = 0;
+    for (let frame = openFrom(this.storage.getStore()); frame; frame = openFrom(frame.parent)) if (frame.lease === lease) found++;
+    return found;
+  }
+
   /** The innermost running scope of this call chain that locked `key` (its lease held or lost). */
   holding(key: string): LeaseFrame | undefined {
     for (let frame = openFrom(this.storage.getStore()); frame; frame = openFrom(frame.parent)) {
@@ -63,7 +73,8 @@ export class LeaseContext {
    * slip in between. Re-entrant scopes joined onto one frame run one after another: `Promise.all`
    * siblings that each lock the key their caller holds stay mutually excluded, and each gets a frame of its
    * own, so their own nested re-entries queue behind them, not behind each other. A scope that ran under a
-   * lease that was lost ends with the lease's `LeaseLostError`.
+   * lease that was lost ends with the lease's `LeaseLostError`; a transaction the joined work ran in holds
+   * the lease until it completes, even if the scope that took the lease ends first.
    */
   async join<T>(frame: LeaseFrame, fn: () => Promise<T>): Promise<T> {
     const { lease } = frame;
@@ -82,6 +93,7 @@ export class LeaseContext {
         throw lease.lostDuring(error);
       }
       lease.assertHeld();
+      lease.holdForTransaction();
       return value;
     } finally {
       child.open = false;

@@ -15,6 +15,8 @@ export interface LeaseHost {
   settled(lease: Lease): void;
   /** A lease deferred to the current transaction, kept there so the transaction owns its key. */
   retainInTransaction(lease: Lease): void;
+  /** How many scopes of `lease` the current call chain is running (0 outside them). */
+  scopesHere(lease: Lease): number;
 }
 
 /** @internal Everything the store's grant decided. */

@@ -5,8 +5,10 @@ import { tokenDigest } from '../events/token-digest.js';
 import { clockDriftMs } from '../watchdog/clock-drift.js';
 import type { WatchedLease } from '../watchdog/watched-lease.interface.js';
 import type { LeaseGrant, LeaseHost } from './lease-host.interface.js';
-import { deferToTransaction } from './lease-transaction.js';
+import { holdForTransaction } from './lease-transaction.js';
 import { ScopeCount } from './scope-count.js';
+
+const ignore = (): void => undefined;
 
 type LeaseState = 'held' | 'releasing' | 'released' | 'lost';
 
@@ -38,6 +40,7 @@ export class Lease implements AsyncDisposable, WatchedLease {
   private localExpiry: number;
   private state: LeaseState = 'held';
   private releasing?: Promise<void>;
+  private extending?: Promise<void>;
   /** Scopes running under this lease: the taking scope and joined ones. */
   private readonly scopes = new ScopeCount();
 
@@ -89,43 +92,58 @@ export class Lease implements AsyncDisposable, WatchedLease {
 
   /**
    * Sets the lease to `ms` from now (default: its current length); later renewals keep that length.
-   * Rejects with `LeaseLostError` if the key is no longer ours.
+   * Rejects with `LeaseLostError` if the key is no longer ours, `LeaseReleasedError` once it was released.
+   * Concurrent calls run one after another, the last one's length winning.
    */
-  async extend(ms: number = this.leaseMs): Promise<void> {
+  extend(ms: number = this.leaseMs): Promise<void> {
     const leaseMs = durationOption('leaseMs', ms, 10);
-    if (this.lostError) throw this.lostError;
-    if (this.state !== 'held') throw new LeaseReleasedError(`Lease on "${this.key}" was already released; it cannot be extended.`);
+    const run = (this.extending ?? Promise.resolve()).then(() => this.extendOnce(leaseMs));
+    this.extending = run.catch(ignore);
+    return run;
+  }
+
+  private async extendOnce(leaseMs: number): Promise<void> {
+    this.assertExtendable();
     // No renewal may be in flight or start while the extension is: whichever reached the store last would
     // decide the TTL, and the local deadline could not know which one that was.
     await this.host.watchdog.hold(this);
     let resumed = false;
     try {
-      if ((this.state as LeaseState) !== 'held') return this.assertHeld();
+      this.assertExtendable();
       const sentAt = Date.now();
       const [renewed] = await this.host.store.renew([{ key: this.key, token: this.token, leaseMs }]);
       if (renewed instanceof Error) throw renewed;
       if (!renewed) this.onLost('rejected');
       // The deadline may have passed, or the lease been given up, while the renewal was in flight.
-      if ((this.state as LeaseState) !== 'held') return this.assertHeld();
+      this.assertExtendable();
       this.leaseMs = leaseMs;
       this.localExpiry = sentAt + leaseMs;
       this.host.watchdog.watch(this, sentAt);
       resumed = true;
+      // A watchdog that already stopped (shutdown) declares the lease lost instead of watching it.
+      if (this.lostError) throw this.lostError;
     } finally {
       if (!resumed) this.host.watchdog.resume(this);
     }
   }
 
+  private assertExtendable(): void {
+    this.assertHeld();
+    if (this.state !== 'held') throw new LeaseReleasedError(`Lease on "${this.key}" was already released; it cannot be extended.`);
+  }
+
   /**
    * Gives the key back (token-checked; with `minHoldMs` the key is kept until that much time has passed
-   * since the grant) once every scope running under the lease has finished. Idempotent.
+   * since the grant) once every scope running under the lease has finished — joined re-entrant calls and
+   * transactions that ran work under it included, but not the scope that calls `release()` itself.
+   * Idempotent.
    *
    * Rejects with `LeaseLostError` when the lease turned out to be lost (its `signal` aborted): the work
    * done under it may have overlapped another holder's. Rejects with `LockStoreUnavailableError` when the
    * store could not be reached: the key then expires on its own after the lease.
    */
   release(): Promise<void> {
-    this.releasing ??= this.releaseOnce();
+    this.releasing ??= this.releaseOnce(this.host.scopesHere(this));
     return this.releasing;
   }
 
@@ -136,26 +154,44 @@ export class Lease implements AsyncDisposable, WatchedLease {
    * `error` is the `LeaseLostError` and whose `suppressed` is the block's own error. A store failure on
    * release is reported through the `release-failed` event instead, so it cannot mask the block's outcome.
    */
-  async [Symbol.asyncDispose](): Promise<void> {
-    let deferred: boolean;
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.endScope();
+  }
+
+  /**
+   * @internal The scope that took the lease has ended. Inside a transaction the transaction now holds the
+   * lease (see `holdForTransaction`) and the release waits for its COMMIT or ROLLBACK; otherwise the lease
+   * is released now. Rejects with `LeaseLostError` for a lost lease and with a broken integration's error
+   * (the key then goes back at once); a store failure on release is an event only.
+   */
+  async endScope(): Promise<void> {
+    let heldByTransaction: boolean;
     try {
-      deferred = this.deferReleaseToTransaction();
+      heldByTransaction = holdForTransaction(this, this.host);
     } catch (integrationError) {
-      await this.release().catch(() => undefined);
+      await this.release().catch(ignore);
       throw integrationError;
     }
-    if (deferred) return;
+    if (heldByTransaction) {
+      void this.release().catch(ignore);
+      return;
+    }
     await this.release().catch((error: unknown) => {
       if (error instanceof LeaseLostError) throw error;
     });
   }
 
   /**
-   * @internal Inside a transaction, hands the release to it (see `deferToTransaction`); false when no
-   * transaction is active or the lease is already lost.
+   * @internal A scope joined onto this lease has run work: a transaction it ran that work in holds the
+   * lease too. A broken integration's error fails the joined call; the lease stays its owner's.
    */
-  deferReleaseToTransaction(): boolean {
-    return deferToTransaction(this, this.host);
+  holdForTransaction(): boolean {
+    return holdForTransaction(this, this.host);
+  }
+
+  /** @internal True when no scope runs under the lease. */
+  get idle(): boolean {
+    return this.scopes.idle();
   }
 
   /** What a lease shows when logged or serialised: never the ownership token. */
@@ -228,7 +264,7 @@ export class Lease implements AsyncDisposable, WatchedLease {
     this.host.settled(this);
     this.host.events.emit('lost', () => ({ ...this.describe(), reason }));
     // A renewal that got through after we gave up would keep the key: hand it back (token-checked).
-    if (reason === 'expired') this.host.store.release(this.key, this.token, 0).catch(() => undefined);
+    if (reason === 'expired') this.host.store.release(this.key, this.token, this.keptMs()).catch(ignore);
     this.lostError = new LeaseLostError(this.key, reason);
     this.abortController?.abort(this.lostError);
   }
@@ -248,8 +284,9 @@ export class Lease implements AsyncDisposable, WatchedLease {
     return Math.max(0, this.minHoldMs - (Date.now() - this.grantedAt));
   }
 
-  private async releaseOnce(): Promise<void> {
-    await this.scopes.idle();
+  /** `own`: scopes of this lease in the caller's own call chain, which must not wait for themselves. */
+  private async releaseOnce(own: number): Promise<void> {
+    if (!this.scopes.idle(own)) await this.scopes.whenIdle(own);
     this.host.watchdog.unwatch(this);
     // A lease past its deadline is reported lost, not released as if nothing happened (its key, if still
     // ours, is handed back by onLost).

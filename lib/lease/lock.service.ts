@@ -1,4 +1,4 @@
-import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { LeaseLostError } from '../errors/lease-lost.error.js';
 import { LockNotAcquiredError } from '../errors/lock-not-acquired.error.js';
 import { LockReentryError } from '../errors/lock-reentry.error.js';
@@ -58,14 +58,14 @@ export interface AcquireOptions {
  * and, on shutdown, drains and releases them and closes the store.
  */
 @Injectable()
-export class LockService implements OnApplicationShutdown {
+export class LockService implements OnModuleInit, OnApplicationShutdown {
   private readonly held = new Set<Lease>();
   private readonly context = new LeaseContext();
   private readonly acquisition: GrantSource;
   private readonly host: LeaseHost;
   private readonly gate = new ShutdownGate(() => this.held.size);
   private readonly owned: TransactionOwnedLeases;
-  private readonly unregisterLeaseCheck: () => void;
+  private unregisterLeaseCheck?: () => void;
 
   constructor(
     @Inject(RESOLVED_LOCK_OPTIONS) private readonly options: ResolvedLockOptions,
@@ -86,24 +86,37 @@ export class LockService implements OnApplicationShutdown {
         this.gate.changed();
       },
       retainInTransaction: (lease) => this.owned.retain(lease),
+      scopesHere: (lease) => this.context.count(lease),
     };
-    // A transaction started inside a locked scope checks that scope's leases before it commits.
-    this.unregisterLeaseCheck = registerHeldLeaseCheck(() => {
+  }
+
+  /**
+   * A transaction started inside a locked scope checks that scope's leases before it commits. Registered
+   * once the application starts (and removed at shutdown), in the process-wide list every copy of the
+   * package reads.
+   */
+  onModuleInit(): void {
+    this.unregisterLeaseCheck ??= registerHeldLeaseCheck(() => {
       for (const lease of this.context.leases()) lease.assertHeld();
     });
   }
 
   /** Waits up to `waitMs` for the key; throws `LockNotAcquiredError` if it stays taken. */
-  async acquire(key: string, options: AcquireOptions = {}): Promise<Lease> {
-    const startedAt = Date.now();
-    const lease = await this.take(key, options, options.waitMs ?? this.options.waitMs);
-    if (!lease) throw new LockNotAcquiredError(key, Date.now() - startedAt);
-    return lease;
+  acquire(key: string, options: AcquireOptions = {}): Promise<Lease> {
+    return this.take(key, options, false);
   }
 
   /** One attempt: the lease, or null if the key is taken. */
-  tryAcquire(key: string, options: Omit<AcquireOptions, 'waitMs'> = {}): Promise<Lease | null> {
-    return this.take(key, options, 0);
+  async tryAcquire(key: string, options: Omit<AcquireOptions, 'waitMs'> = {}): Promise<Lease | null> {
+    return this.takeWithin(key, options, 0, false);
+  }
+
+  /** `acquire`; `checked` when the caller has already looked for this key in the current call chain. */
+  private async take(key: string, options: AcquireOptions, checked: boolean): Promise<Lease> {
+    const startedAt = Date.now();
+    const lease = await this.takeWithin(key, options, options.waitMs ?? this.options.waitMs, checked);
+    if (!lease) throw new LockNotAcquiredError(key, Date.now() - startedAt);
+    return lease;
   }
 
   /**
@@ -126,13 +139,15 @@ export class LockService implements OnApplicationShutdown {
       if (!options.reentrant) throw new LockReentryError(key);
       return this.context.join(holder, async () => fn(holder.lease));
     }
+    // Outside transactions (the common case) nothing below asks the synchronizer again.
+      if (!this.options.transactionSynchronizer.isTransactionActive()) return this.runLocked(key, await this.take(key, options, true), fn);
     const owned = this.owned.frameFor(key);
     if (owned) return this.context.join(owned, async () => fn(owned.lease));
     const siblings = this.owned.watchSiblings(key, options.signal);
-    if (!siblings) return this.runLocked(key, await this.acquire(key, options), fn);
+    if (!siblings) return this.runLocked(key, await this.take(key, options, true), fn);
     let lease: Lease;
     try {
-      lease = await this.acquire(key, { ...options, signal: siblings.signal });
+      lease = await this.take(key, { ...options, signal: siblings.signal }, true);
     } catch (error) {
       const frame = siblings.joinable(error);
       if (!frame) throw error;
@@ -150,22 +165,13 @@ export class LockService implements OnApplicationShutdown {
     } catch (error) {
       outcome = { ok: false, error };
     }
-    let deferred: boolean;
+    // Released now, or held by the transaction the call ran in until it completes. A failed release is
+    // reported through the 'release-failed' event; the key expires on its own.
     try {
-      deferred = lease.deferReleaseToTransaction();
-    } catch (integrationError) {
-      // The lease is already being given back: the call fails once it is, so the transaction rolls back.
-      await lease.release().catch(() => undefined);
-      throw integrationError;
-    }
-    if (deferred) {
-      if (!outcome.ok) throw outcome.error;
-      return outcome.value;
-    }
-    // A failed release is reported through the 'release-failed' event; the key expires on its own.
-    await lease.release().catch(() => undefined);
-    if (lease.lostError) {
-      throw new LeaseLostError(key, lease.lostError.reason, outcome.ok ? undefined : { cause: outcome.error });
+      await lease.endScope();
+    } catch (error) {
+      if (!(error instanceof LeaseLostError)) throw error;
+      throw new LeaseLostError(key, error.reason, outcome.ok ? undefined : { cause: outcome.error });
     }
     if (!outcome.ok) throw outcome.error;
     return outcome.value;
@@ -187,33 +193,50 @@ export class LockService implements OnApplicationShutdown {
   }
 
   /**
-   * Stops taking new leases (waits in progress end with `LockStoreUnavailableError`), gives acquisitions
-   * in flight and locked calls still running up to `shutdownGraceMs` to finish (their leases stay renewed
-   * meanwhile), then tells the rest their lease is gone and releases it, and closes the store. Nest calls
-   * this after the HTTP server stopped accepting requests.
+   * Stops taking new leases: waits in progress end with `LockStoreUnavailableError`, and a store call
+   * already on its way that comes back with a grant is released and refused the same way. Gives locked
+   * calls still running up to `shutdownGraceMs` to finish (their leases stay renewed meanwhile), then tells
+   * the rest their lease is gone and releases it, and closes the store. Nest calls this after the HTTP
+   * server stopped accepting requests.
    */
   async onApplicationShutdown(): Promise<void> {
     await this.gate.close(this.options.shutdownGraceMs);
     await Promise.allSettled([...this.held].map((lease) => lease.abandon()));
     this.watchdog.stop();
-    this.unregisterLeaseCheck();
+    this.unregisterLeaseCheck?.();
     await this.store.close();
   }
 
-  private async take(key: string, options: AcquireOptions, waitMs: number): Promise<Lease | null> {
+  private async takeWithin(key: string, options: AcquireOptions, waitMs: number, checked: boolean): Promise<Lease | null> {
     assertLockKey(key);
     if (this.gate.closed) throw this.gate.refusal(key);
-    if (this.context.holding(key)) throw new LockReentryError(key);
+    if (!checked) this.assertNotHeldHere(key);
     const leaseMs = durationOption('leaseMs', options.leaseMs ?? this.options.leaseMs, 10);
     const minHoldMs = durationOption('minHoldMs', options.minHoldMs ?? 0, 0);
     durationOption('waitMs', waitMs, 0);
     options.signal?.throwIfAborted();
-    return this.gate.track(() => this.grant(key, options, waitMs, leaseMs, minHoldMs));
+    this.gate.enter();
+    try {
+      return await this.grant(key, options, waitMs, leaseMs, minHoldMs);
+    } finally {
+      this.gate.leave();
+    }
+  }
+
+  /**
+   * A manual `acquire` of a key this call chain or its transaction already holds could only wait for
+   * itself until `waitMs`: it fails at once instead (`withLock` and locked methods join those leases).
+   */
+  private assertNotHeldHere(key: string): void {
+    if (this.context.holding(key)) throw new LockReentryError(key);
+    if (this.options.transactionSynchronizer.isTransactionActive() && this.owned.frameFor(key)) {
+      throw new LockReentryError(key, 'transaction');
+    }
   }
 
   private async grant(key: string, options: AcquireOptions, waitMs: number, leaseMs: number, minHoldMs: number): Promise<Lease | null> {
     const startedAt = Date.now();
-    // Only a caller that may wait needs a signal of its own: shutdown cuts its wait short.
+    // A caller that may wait is cut short at shutdown; without a signal of its own it shares the service's.
     const wait = waitMs > 0 ? this.gate.waitSignal(options.signal) : undefined;
     let waited: WaitOutcome | undefined;
     try {
@@ -239,7 +262,8 @@ export class LockService implements OnApplicationShutdown {
       autoRenew: options.autoRenew ?? true,
       sentAt: lastSentAt,
     });
-    this.held.add(lease);
+    // The lease may already be lost (a watchdog that stopped refuses to watch it): then it is not held.
+    if (lease.held) this.held.add(lease);
     if (options.signal?.aborted) {
       await lease.release().catch(() => undefined);
       options.signal.throwIfAborted();

@@ -1,4 +1,7 @@
 import { LockStoreUnavailableError } from '../errors/lock-store-unavailable.error.js';
+import { followSignals } from '../support/follow-signals.js';
+
+const ignore = (): void => undefined;
 
 /** Why a wait ended at shutdown; turned into a `LockStoreUnavailableError` for the caller's key. */
 const SHUTTING_DOWN = new Error('the application is shutting down');
@@ -10,7 +13,8 @@ const SHUTTING_DOWN = new Error('the application is shutting down');
 export class ShutdownGate {
   private closing = false;
   private inFlight = 0;
-  private readonly waits = new Set<AbortController>();
+  /** Aborts every wait at shutdown; waits that bring a signal of their own follow it too. */
+  private readonly shutdown = new AbortController();
   private drained?: () => void;
 
   constructor(private readonly heldLeases: () => number) {}
@@ -28,37 +32,28 @@ export class ShutdownGate {
     return this.closing && error === SHUTTING_DOWN;
   }
 
-  /** Counts an acquisition from its first step to its last, so shutdown waits for it. */
-  async track<T>(acquisition: () => Promise<T>): Promise<T> {
+  /** An acquisition starts: shutdown waits for it to finish (`leave`). */
+  enter(): void {
     this.inFlight++;
-    try {
-      return await acquisition();
-    } finally {
-      this.inFlight--;
-      this.changed();
-    }
+  }
+
+  leave(): void {
+    this.inFlight--;
+    this.changed();
   }
 
   /**
-   * A signal for a waiting acquisition that aborts at shutdown (and when `signal` does). `done` must be
-   * called when the wait is over.
+   * A signal for a waiting acquisition that aborts at shutdown (and when `signal` does). Without a signal
+   * of the caller's, all waits share one, so the common case allocates nothing. `done` must be called when
+   * the wait is over.
    */
   waitSignal(signal: AbortSignal | undefined): { signal: AbortSignal; done: () => void } {
-    const controller = new AbortController();
-    const follow = (): void => controller.abort(signal!.reason);
-    if (signal?.aborted) follow();
-    else signal?.addEventListener('abort', follow, { once: true });
-    this.waits.add(controller);
-    return {
-      signal: controller.signal,
-      done: () => {
-        signal?.removeEventListener('abort', follow);
-        this.waits.delete(controller);
-      },
-    };
+    if (!signal) return { signal: this.shutdown.signal, done: ignore };
+    const { signal: both, stop } = followSignals(signal, this.shutdown.signal);
+    return { signal: both, done: stop };
   }
 
-  /** Called whenever a lease settles. */
+  /** Whenever an acquisition ends or a lease settles: shutdown may go on once nothing is left. */
   changed(): void {
     if (this.inFlight === 0 && this.heldLeases() === 0) this.drained?.();
   }
@@ -69,7 +64,7 @@ export class ShutdownGate {
    */
   async close(graceMs: number): Promise<void> {
     this.closing = true;
-    for (const wait of this.waits) wait.abort(SHUTTING_DOWN);
+    this.shutdown.abort(SHUTTING_DOWN);
     if (this.inFlight === 0 && this.heldLeases() === 0) return;
     await new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, graceMs);

@@ -1,4 +1,5 @@
 import { AsyncResource } from 'node:async_hooks';
+import { followSignals } from '../support/follow-signals.js';
 import { processWide } from '../support/process-wide.js';
 import type { TransactionSynchronizer } from '../transactions/transaction-synchronizer.interface.js';
 import type { LeaseFrame } from './lease-context.js';
@@ -62,19 +63,17 @@ export class TransactionOwnedLeases {
   watchSiblings(key: string, signal: AbortSignal | undefined): SiblingWatch | undefined {
     if (!this.transactions.retained || !this.transactions.isTransactionActive()) return undefined;
     const controller = new AbortController();
-    const follow = (): void => controller.abort(signal!.reason);
-    if (signal?.aborted) follow();
-    else signal?.addEventListener('abort', follow, { once: true });
+    const followed = signal ? followSignals(signal, controller.signal) : undefined;
     // Looked up later from the deferring sibling's context, but in this call's own transaction.
     const watcher: Watcher = { lookup: AsyncResource.bind(() => this.frameFor(key)), controller };
     const watchers = this.watchers.get(key) ?? new Set<Watcher>();
     watchers.add(watcher);
     this.watchers.set(key, watchers);
     return {
-      signal: controller.signal,
+      signal: followed?.signal ?? controller.signal,
       joinable: (error) => (error === SIBLING_DEFERRED ? watcher.frame : undefined),
       done: () => {
-        signal?.removeEventListener('abort', follow);
+        followed?.stop();
         watchers.delete(watcher);
         if (watchers.size === 0 && this.watchers.get(key) === watchers) this.watchers.delete(key);
       },

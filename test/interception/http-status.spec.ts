@@ -26,6 +26,15 @@ class OrdersController {
     return 'looks fine';
   }
 
+  @Get(':id/frozen')
+  @DistributedLock('order:{id}', { waitMs: 0, leaseMs: 300 })
+  async frozen(@Param('id') id: string): Promise<string> {
+    // A blocked event loop past the lease: no renewal can run, the lease is not kept.
+    const until = Date.now() + 600;
+    while (Date.now() < until);
+    return id;
+  }
+
   @Get(':id/stale')
   @DistributedLock('order:{id}', { waitMs: 0 })
   async stale(@Param('id') id: string): Promise<never> {
@@ -56,6 +65,12 @@ describe('HTTP status of lock errors, from the built-in filter', () => {
   it('answers 409 LEASE_LOST when another holder took the resource over while the request ran', async () => {
     const response = await http.get('/orders/7/taken-over').expect(409);
     expect(response.body).toMatchObject({ statusCode: 409, code: 'LEASE_LOST' });
+  });
+
+  it('answers 503 LEASE_LOST with Retry-After when the lease could not be kept (expired) while the request ran', async () => {
+    const response = await http.get('/orders/11/frozen').expect(503);
+    expect(response.headers['retry-after']).toBe('1');
+    expect(response.body).toMatchObject({ statusCode: 503, code: 'LEASE_LOST' });
   });
 
   it('answers 409 STALE_FENCING_TOKEN for a write the resource refused', async () => {

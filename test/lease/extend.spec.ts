@@ -52,4 +52,15 @@ describe('extend()', () => {
     expect(outcome).toBe('renewed');
     await lease.release();
   });
+
+  it('runs concurrent extensions one after another, the last one’s length winning', async () => {
+    const lease = await app.locks.acquire('twice');
+    await Promise.all([lease.extend(20_000), lease.extend(40_000)]);
+    const held = await store.inspect('twice');
+    expect(held!.ttlMs).toBeGreaterThan(30_000);
+    expect(lease.expiresAt).toBeLessThanOrEqual(Date.now() + held!.ttlMs + 5);
+    await lease.release();
+    await expect(lease.extend(1_000)).rejects.toMatchObject({ code: 'LEASE_RELEASED' });
+  });
 });
+

@@ -141,4 +141,31 @@ describe('the owner of a lease is the scope that took it plus every scope joined
     });
     expect(await late.promise).toBeUndefined();
   });
+
+  it('lets a scope release its own lease from inside, waiting only for the other scopes under it', async () => {
+    const inside = await holder.locks.withLock('order:self-release', async (lease) => {
+      await lease.release();
+      return holder.store.inspect('order:self-release');
+    });
+    expect(inside).toBeNull();
+
+    const finishAudit = gate();
+    const auditStarted = gate();
+    let releasedWhileAuditRan = true;
+    const outer = holder.locks.withLock('order:self-release-joined', { reentrant: true }, async () => {
+      void holder.locks.withLock('order:self-release-joined', { reentrant: true }, async () => {
+        auditStarted.open();
+        await finishAudit.promise;
+        releasedWhileAuditRan = (await holder.store.inspect('order:self-release-joined')) === null;
+      });
+      await auditStarted.promise;
+      const releasing = holder.locks.current()!.release();
+      finishAudit.open();
+      await releasing;
+      return holder.store.inspect('order:self-release-joined');
+    });
+    expect(await outer).toBeNull();
+    expect(releasedWhileAuditRan).toBe(false);
+  });
 });
+
