@@ -2,6 +2,7 @@ import { LockConfigError } from '../errors/lock-config.error.js';
 import { isEtcdClient, isEtcdEndpoint } from '../stores/etcd/etcd-connection-option.js';
 import type { LockStore } from '../stores/lock-store.interface.js';
 import { durationOption } from '../support/duration-option.js';
+import { resolveTelemetryOptions } from '../observability/lock-telemetry.options.js';
 import { isRedisClient } from '../stores/redis/redis-client.factory.js';
 import { assertPostgresConnectionOption } from '../stores/postgres/postgres-client.factory.js';
 import { trackedTransactions } from '../transactions/transaction-scope.js';
@@ -24,6 +25,7 @@ const KNOWN_OPTIONS = new Set<string>([
   'holder',
   'transactionSynchronizer',
   'shutdownGraceMs',
+  'openTelemetry',
 ]);
 
 /** Validates module options once, at startup, into the single resolved shape the rest of the code uses. */
@@ -86,6 +88,7 @@ export function resolveLockOptions(options: LockModuleOptions | undefined): Reso
     holder,
     transactionSynchronizer,
     shutdownGraceMs: durationOption('shutdownGraceMs', options.shutdownGraceMs ?? LOCK_MODULE_DEFAULTS.shutdownGraceMs, 0),
+    openTelemetry: resolveTelemetryOptions(options.openTelemetry),
   };
 }
 
