@@ -5,8 +5,8 @@ import { ATTEMPT_BUCKETS, ATTRIBUTE, DURATION_BUCKETS, HOLD_BUCKETS, METRIC } fr
 
 /** What the instruments read from each application at collection time. */
 export interface InstrumentedApplication {
-  /** Attributes and grant time of every lease held right now. */
-  heldLeases(): Iterable<{ readonly grantedAt: number; readonly attributes: Attributes }>;
+  /** Grant time and gauge series (store and name) of every lease held right now. */
+  heldLeases(): Iterable<{ readonly grantedAt: number; readonly series: Attributes }>;
   /** Leases whose renewal is overdue, and the store attribute to report them under. */
   overdueRenewals(): { readonly overdue: number; readonly store: string };
 }
@@ -31,6 +31,9 @@ export class LockInstruments {
   private readonly heldMaxDuration: ObservableGauge;
   private readonly renewOverdue: ObservableGauge;
   private readonly applications = new Set<InstrumentedApplication>();
+  // Series of the longest-hold gauge observed so far, kept so they read 0 once nothing is held instead of
+  // repeating their last value (the SDK reports unobserved series again). Bounded by names × stores.
+  private readonly holdSeries = new Map<string, Attributes>();
   private unsubscribeStaleWrites?: () => void;
 
   private constructor(meter: Meter) {
@@ -109,18 +112,17 @@ export class LockInstruments {
   }
 
   private readonly observeHeld = (result: ObservableResult): void => {
-    // One series per attribute set (store and name, and key when enabled): the longest hold in it.
-    const longest = new Map<string, { seconds: number; attributes: Attributes }>();
+    // One series per store and name: the longest hold in it, 0 when none is held any more.
+    const longest = new Map<string, number>();
     const now = Date.now();
     for (const application of this.applications) {
       for (const lease of application.heldLeases()) {
-        const series = JSON.stringify(lease.attributes);
-        const seconds = (now - lease.grantedAt) / 1000;
-        const current = longest.get(series);
-        if (!current || current.seconds < seconds) longest.set(series, { seconds, attributes: lease.attributes });
+        const series = JSON.stringify(lease.series);
+        if (!this.holdSeries.has(series)) this.holdSeries.set(series, lease.series);
+        longest.set(series, Math.max(longest.get(series) ?? 0, (now - lease.grantedAt) / 1000));
       }
     }
-    for (const { seconds, attributes } of longest.values()) result.observe(seconds, attributes);
+    for (const [series, attributes] of this.holdSeries) result.observe(longest.get(series) ?? 0, attributes);
   };
 
   private readonly observeOverdue = (result: ObservableResult): void => {

@@ -18,7 +18,10 @@ export interface LockMetricsSource {
 
 interface HeldLease {
   readonly grantedAt: number;
+  /** Of the held count and the hold time: store, name, and the key when enabled. */
   readonly attributes: Attributes;
+  /** Of the longest-hold gauge: store and name only, so that its series stay few even with keys. */
+  readonly series: Attributes;
 }
 
 const WAKE_UP_CAUSES: readonly (keyof LockWakeUps)[] = ['notification', 'backoff', 'expiry', 'deadline'];
@@ -61,7 +64,8 @@ export class LockMetrics implements InstrumentedApplication {
     events.on('acquired', (e) => {
       this.acquisition(e, 'granted');
       const attributes = this.attributes(e);
-      this.held.set(leaseIdentity(e), { grantedAt: Date.now(), attributes });
+      const series = this.source.keyAttribute ? this.named(e.name) : attributes;
+      this.held.set(leaseIdentity(e), { grantedAt: Date.now(), attributes, series });
       instruments.held.add(1, attributes);
     });
     events.on('not-acquired', (e) => this.acquisition(e, e.reason === 'taken' ? 'not_acquired' : e.reason));
@@ -106,10 +110,15 @@ export class LockMetrics implements InstrumentedApplication {
   }
 
   private attributes(e: { key: string; name: string | undefined }, extra?: string, value?: string): Attributes {
-    const attributes: Attributes = { [ATTRIBUTE.store]: this.source.store };
-    if (e.name !== undefined) attributes[ATTRIBUTE.name] = e.name;
+    const attributes = this.named(e.name);
     if (this.source.keyAttribute) attributes[ATTRIBUTE.key] = e.key;
     if (extra !== undefined) attributes[extra] = value;
+    return attributes;
+  }
+
+  private named(name: string | undefined): Attributes {
+    const attributes: Attributes = { [ATTRIBUTE.store]: this.source.store };
+    if (name !== undefined) attributes[ATTRIBUTE.name] = name;
     return attributes;
   }
 }
