@@ -25,38 +25,31 @@ export class LockSpans {
     private readonly store: string,
   ) {
     events.on('acquired', (e) => {
-      this.acquisition(e, 'granted', { [ATTRIBUTE.fencingToken]: e.fencingToken, [ATTRIBUTE.tokenDigest]: e.tokenDigest });
-      const hold = this.tracer.startSpan(
-        SPAN.hold,
-        { kind: api.SpanKind.INTERNAL, attributes: this.leaseAttributes(e) },
-        api.context.active(),
-      );
+      this.acquisition(e, 'granted', e);
+      const hold = this.tracer.startSpan(SPAN.hold, { kind: api.SpanKind.INTERNAL }, api.context.active());
+      // A no-op tracer (no SDK, or sampled out) gets nothing built or kept for it.
+      if (!hold.isRecording()) return;
+      hold.setAttributes(this.leaseAttributes(e));
       this.holds.set(leaseIdentity(e), hold);
     });
     events.on('not-acquired', (e) => this.acquisition(e, e.reason === 'taken' ? 'not_acquired' : e.reason));
-    events.on('store-unavailable', (e) => this.acquisition(e, 'store_unavailable', {}, e.error));
+    events.on('store-unavailable', (e) => this.acquisition(e, 'store_unavailable', undefined, e.error));
     events.on('deferred', (e) => this.holds.get(leaseIdentity(e))?.addEvent('release deferred to the transaction'));
     events.on('released', (e) => this.endHold(e, 'released'));
     events.on('release-failed', (e) => this.endHold(e, 'release_failed', e.error));
     events.on('lost', (e) => this.endHold(e, 'lost', undefined, e.reason));
   }
 
-  private acquisition(e: LockAcquisitionEvent, outcome: string, extra: Attributes = {}, error?: unknown): void {
+  private acquisition(e: LockAcquisitionEvent, outcome: string, granted?: LockLeaseEvent, error?: unknown): void {
     const span = this.tracer.startSpan(
       SPAN.acquire,
-      {
-        kind: this.api.SpanKind.INTERNAL,
-        startTime: Date.now() - e.waitedMs,
-        attributes: {
-          ...this.base(e),
-          [ATTRIBUTE.acquireOutcome]: outcome,
-          [ATTRIBUTE.attempts]: e.attempts,
-          ...extra,
-        },
-      },
+      { kind: this.api.SpanKind.INTERNAL, startTime: Date.now() - e.waitedMs },
       this.api.context.active(),
     );
-    if (error !== undefined) this.fail(span, error);
+    if (span.isRecording()) {
+      span.setAttributes({ ...(granted ? this.leaseAttributes(granted) : this.base(e)), [ATTRIBUTE.acquireOutcome]: outcome, [ATTRIBUTE.attempts]: e.attempts });
+      if (error !== undefined) this.fail(span, error);
+    }
     span.end();
   }
 
