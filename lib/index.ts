@@ -37,18 +37,28 @@ export { postgresLockMigration } from './stores/postgres/postgres-lock.migration
 export { assertLeaseHeld, type LeaseCheckQueryable } from './stores/postgres/postgres-lease.check.js';
 export type { EtcdClientLike, EtcdClientOptions, EtcdConnectionOption } from './stores/etcd/etcd-connection-option.js';
 export { MAX_LOCK_KEY_BYTES } from './keys/lock-key.js';
+export { LockEvents } from './events/lock-events.js';
 export {
-  LockEvents,
+  LOCK_EVENT_NAMES,
   type LockEventMap,
   type LockEventName,
+  type LockLeaseEvent,
+  type LockAcquisitionEvent,
+  type LockWakeUps,
   type LockAcquiredEvent,
+  type LockNotAcquiredEvent,
+  type LockNotAcquiredReason,
+  type LockStoreUnavailableEvent,
   type LockReleasedEvent,
   type LockRenewedEvent,
   type LockRenewFailedEvent,
   type LockLostEvent,
   type LockReleaseFailedEvent,
+  type LockDeferredEvent,
   type LockContentionEvent,
-} from './events/lock-events.js';
+} from './events/lock-event.types.js';
+export { LOCK_CHANNEL_PREFIX, lockEventChannelName } from './events/lock-event.channels.js';
+export type { LockTelemetryOptions, LockMeterProvider, LockTracerProvider } from './observability/lock-telemetry.options.js';
 export * from './errors/index.js';
 export type { FencedBy } from './fencing/fenced-by.js';
 export { fencedWrite, type FencedWrite } from './fencing/fenced-write.js';

@@ -50,4 +50,10 @@ export interface DistributedLockOptions<A extends unknown[] = any[]> {
   reentrant?: boolean;
   /** @default 'throw' */
   onLocked?: OnLockedPolicy<A>;
+  /**
+   * What events and metrics call this lock instead of its key (keys are unbounded; metric attributes must
+   * not be). Keep it low-cardinality.
+   * @default the key template (`'order:{orderId}'`), or `Class.method` when `key` is a function
+   */
+  name?: string;
 }

@@ -20,6 +20,14 @@ export class LockEventLogger {
         this.logger.debug(`released key=${e.key} fencing=${e.fencingToken} token=${e.tokenDigest} heldMs=${e.heldMs}`),
       );
       events.on('contention', (e) => this.logger.debug(`contention key=${e.key} holderTtlMs=${e.holderTtlMs}`));
+      events.on('not-acquired', (e) =>
+        this.logger.debug(`not acquired key=${e.key} reason=${e.reason} waitedMs=${e.waitedMs} attempts=${e.attempts}`),
+      );
+      // The caller gets the LockStoreUnavailableError itself: a warning per failed acquisition would flood the log.
+      events.on('store-unavailable', (e) =>
+        this.logger.debug(`store unavailable key=${e.key} waitedMs=${e.waitedMs} attempts=${e.attempts}: ${describe(e.error)}`),
+      );
+      events.on('deferred', (e) => this.logger.debug(`release deferred to the transaction key=${e.key} fencing=${e.fencingToken} token=${e.tokenDigest}`));
     }
     if (Logger.isLevelEnabled('verbose')) {
       events.on('renewed', (e) => this.logger.verbose(`renewed key=${e.key} fencing=${e.fencingToken} token=${e.tokenDigest}`));

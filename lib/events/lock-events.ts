@@ -1,57 +1,14 @@
 import { EventEmitter } from 'node:events';
 import { Injectable, Logger } from '@nestjs/common';
-import type { LeaseLostReason } from '../errors/lease-lost.error.js';
-
-interface LeaseEvent {
-  readonly key: string;
-  readonly fencingToken: number;
-  /** Short digest of the ownership token; the token itself never leaves the lease. */
-  readonly tokenDigest: string;
-}
-
-export interface LockAcquiredEvent extends LeaseEvent {
-  readonly waitedMs: number;
-  /** Store calls this acquisition took; 1 when the key was free. */
-  readonly attempts: number;
-}
-export interface LockReleasedEvent extends LeaseEvent {
-  readonly heldMs: number;
-  /** How long the key stays taken after release because of `minHoldMs`. */
-  readonly keptMs: number;
-}
-export interface LockRenewedEvent extends LeaseEvent {
-  readonly expiresAt: number;
-}
-export interface LockRenewFailedEvent extends LeaseEvent {
-  readonly error: unknown;
-}
-export interface LockLostEvent extends LeaseEvent {
-  readonly reason: LeaseLostReason;
-}
-export interface LockReleaseFailedEvent extends LeaseEvent {
-  readonly error: unknown;
-}
-export interface LockContentionEvent {
-  readonly key: string;
-  /** Remaining lease of the current holder, -1 when unknown. */
-  readonly holderTtlMs: number;
-}
-
-export interface LockEventMap {
-  acquired: LockAcquiredEvent;
-  released: LockReleasedEvent;
-  renewed: LockRenewedEvent;
-  'renew-failed': LockRenewFailedEvent;
-  lost: LockLostEvent;
-  'release-failed': LockReleaseFailedEvent;
-  contention: LockContentionEvent;
-}
-
-export type LockEventName = keyof LockEventMap;
+import { LOCK_EVENT_CHANNELS } from './lock-event.channels.js';
+import type { LockEventMap, LockEventName } from './lock-event.types.js';
 
 /**
  * The observability seam: logging, metrics and tests subscribe here. Listeners run synchronously inside
  * the lock's code paths, so a listener that throws is logged and ignored rather than breaking a lease.
+ *
+ * Every event is also published on `node:diagnostics_channel` (see `lockEventChannelName`), for tools that
+ * subscribe process-wide without a Nest handle.
  */
 @Injectable()
 export class LockEvents {
@@ -65,12 +22,17 @@ export class LockEvents {
   }
 
   /**
-   * @internal The payload is built only when someone listens: with 10 000 leases the watchdog would
-   * otherwise allocate an event per lease per interval for nobody.
+   * @internal The payload is built only when someone listens, here or on the event's diagnostics channel:
+   * with 10 000 leases the watchdog would otherwise allocate an event per lease per interval for nobody.
    */
   emit<E extends LockEventName>(event: E, build: () => LockEventMap[E]): void {
-    if (this.emitter.listenerCount(event) === 0) return;
+    const channel = LOCK_EVENT_CHANNELS[event];
+    const listeners = this.emitter.listenerCount(event);
+    if (listeners === 0 && !channel.hasSubscribers) return;
     const payload = build();
+    // A channel subscriber that throws is Node's to report (asynchronously); it cannot break the lease.
+    if (channel.hasSubscribers) channel.publish(payload);
+    if (listeners === 0) return;
     for (const listener of this.emitter.listeners(event)) {
       try {
         (listener as (value: LockEventMap[E]) => void)(payload);

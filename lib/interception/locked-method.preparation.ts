@@ -3,12 +3,13 @@ import { LockKeyError } from '../errors/lock-key.error.js';
 import { assertLockKey } from '../keys/lock-key.js';
 import { compileKeyTemplate } from '../keys/key-template.js';
 import { durationOption } from '../support/duration-option.js';
+import { nameOption } from '../support/name-option.js';
 import { parameterNames } from '../decorator/method-parameter-names.js';
 import type { LockedMethod, PreparedLock } from '../decorator/locked-method.js';
 import type { LockKeyFunction } from '../decorator/distributed-lock-options.interface.js';
 import { isOnLockedPolicy } from './on-locked.policy.js';
 
-const KNOWN_OPTIONS = new Set(['key', 'waitMs', 'leaseMs', 'minHoldMs', 'reentrant', 'onLocked']);
+const KNOWN_OPTIONS = new Set(['key', 'waitMs', 'leaseMs', 'minHoldMs', 'reentrant', 'onLocked', 'name']);
 
 /**
  * Checks a locked method once, at startup, and compiles its key: unknown or invalid options, a method that
@@ -27,7 +28,15 @@ export function prepareLockedMethod(method: LockedMethod): PreparedLock {
   assertReturnsPromise(method, where);
   const duration = (name: 'waitMs' | 'leaseMs' | 'minHoldMs', min: number): number | undefined =>
     options[name] === undefined ? undefined : durationOption(`${name} of ${where}`, options[name], min);
-  const acquire = { waitMs: duration('waitMs', 0), leaseMs: duration('leaseMs', 10), minHoldMs: duration('minHoldMs', 0), reentrant: options.reentrant };
+  // Events and metrics name the lock by its template, never by the key a call renders from it.
+  const name = nameOption(`name of ${where}`, options.name) ?? (typeof options.key === 'string' ? options.key : label);
+  const acquire = {
+    waitMs: duration('waitMs', 0),
+    leaseMs: duration('leaseMs', 10),
+    minHoldMs: duration('minHoldMs', 0),
+    reentrant: options.reentrant,
+    name,
+  };
   if (acquire.reentrant !== undefined && typeof acquire.reentrant !== 'boolean') {
     throw new LockConfigError(`reentrant of ${where}`, acquire.reentrant, 'true or false');
   }

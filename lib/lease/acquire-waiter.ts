@@ -1,4 +1,5 @@
 import { LockStoreUnavailableError } from '../errors/lock-store-unavailable.error.js';
+import type { AcquireTally } from '../events/acquire-tally.js';
 import type { AcquireResult, LockGranted } from '../stores/lock-store.interface.js';
 
 export interface WaitPlan {
@@ -6,6 +7,8 @@ export interface WaitPlan {
   readonly retryMinDelayMs: number;
   readonly retryMaxDelayMs: number;
   readonly signal?: AbortSignal;
+  /** Counts attempts and wake-ups, for the acquisition's events. */
+  readonly tally: AcquireTally;
   /** A fresh ownership token. */
   newToken(): string;
   /** One acquisition attempt against the store. */
@@ -20,7 +23,6 @@ export interface WaitOutcome {
   readonly granted: LockGranted | undefined;
   /** The ownership token of the grant (or of the last attempt). */
   readonly token: string;
-  readonly attempts: number;
   /** When the last attempt was sent: a grant's TTL started no earlier. */
   readonly lastSentAt: number;
 }
@@ -40,7 +42,6 @@ export async function acquireWithin(plan: WaitPlan): Promise<WaitOutcome> {
   const deadline = Date.now() + plan.waitMs;
   let token = plan.newToken();
   let lastSentAt = Date.now();
-  let attempts = 0;
   let result: AcquireResult | undefined;
   let failure: unknown;
   let contended = false;
@@ -49,7 +50,7 @@ export async function acquireWithin(plan: WaitPlan): Promise<WaitOutcome> {
   const attempt = async (): Promise<void> => {
     if (failure !== undefined) token = plan.newToken();
     lastSentAt = Date.now();
-    attempts++;
+    plan.tally.attempts++;
     try {
       result = await plan.attempt(token);
       failure = undefined;
@@ -61,7 +62,7 @@ export async function acquireWithin(plan: WaitPlan): Promise<WaitOutcome> {
   };
   const outcome = (): WaitOutcome => {
     if (failure !== undefined) throw failure;
-    return { granted: result?.acquired ? result : undefined, token, attempts, lastSentAt };
+    return { granted: result?.acquired ? result : undefined, token, lastSentAt };
   };
 
   await attempt();
@@ -83,7 +84,11 @@ export async function acquireWithin(plan: WaitPlan): Promise<WaitOutcome> {
       if (retry > 0) {
         const backoff = Math.random() * Math.min(plan.retryMaxDelayMs, plan.retryMinDelayMs * 2 ** retry);
         const holderLeft = result && !result.acquired && result.ttlMs >= 0 ? result.ttlMs + 1 : Infinity;
-        await wake.wait(Math.min(remaining, backoff, holderLeft), plan.signal);
+        const sleepMs = Math.min(remaining, backoff, holderLeft);
+        const notified = await wake.wait(sleepMs, plan.signal);
+        if (!plan.signal?.aborted) {
+          plan.tally.wokenBy(notified ? 'notification' : sleepMs === holderLeft ? 'expiry' : sleepMs === remaining ? 'deadline' : 'backoff');
+        }
       }
       plan.signal?.throwIfAborted();
       await attempt();
@@ -139,18 +144,21 @@ class WakeUp {
     this.done?.();
   }
 
-  wait(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  /** Resolves true when a notification ended the sleep. */
+  wait(ms: number, signal: AbortSignal | undefined): Promise<boolean> {
     if (this.pending || signal?.aborted) {
+      const notified = this.pending;
       this.pending = false;
-      return Promise.resolve();
+      return Promise.resolve(notified);
     }
-    return new Promise<void>((resolve) => {
+    return new Promise<boolean>((resolve) => {
       const finish = (): void => {
         clearTimeout(timer);
         signal?.removeEventListener('abort', finish);
         this.done = undefined;
+        const notified = this.pending;
         this.pending = false;
-        resolve();
+        resolve(notified);
       };
       const timer = setTimeout(finish, ms);
       signal?.addEventListener('abort', finish);

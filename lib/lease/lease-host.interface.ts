@@ -22,6 +22,8 @@ export interface LeaseHost {
 /** @internal Everything the store's grant decided. */
 export interface LeaseGrant {
   readonly key: string;
+  /** `AcquireOptions.name`, for events. */
+  readonly name: string | undefined;
   readonly token: string;
   readonly fencingToken: number;
   readonly leaseMs: number;

@@ -1,6 +1,7 @@
 import { LeaseLostError, type LeaseLostReason } from '../errors/lease-lost.error.js';
 import { LeaseReleasedError } from '../errors/lease-released.error.js';
 import { durationOption } from '../support/duration-option.js';
+import type { LockLeaseEvent } from '../events/lock-event.types.js';
 import { tokenDigest } from '../events/token-digest.js';
 import { clockDriftMs } from '../watchdog/clock-drift.js';
 import type { WatchedLease } from '../watchdog/watched-lease.interface.js';
@@ -22,6 +23,11 @@ type LeaseState = 'held' | 'releasing' | 'released' | 'lost';
 export class Lease implements AsyncDisposable, WatchedLease {
   /** The lock key, without the module's prefix. */
   readonly key: string;
+  /**
+   * The low-cardinality name it was acquired under (`AcquireOptions.name`; for a locked method its key
+   * template), which events and metrics report instead of the key.
+   */
+  readonly name: string | undefined;
   /** Strictly greater than every earlier grant's token for this key: pass it to the resource you write. */
   readonly fencingToken: number;
   /** @internal */
@@ -50,6 +56,7 @@ export class Lease implements AsyncDisposable, WatchedLease {
     grant: LeaseGrant,
   ) {
     this.key = grant.key;
+    this.name = grant.name;
     this.token = grant.token;
     this.fencingToken = grant.fencingToken;
     this.leaseMs = grant.leaseMs;
@@ -167,7 +174,7 @@ export class Lease implements AsyncDisposable, WatchedLease {
   async endScope(): Promise<void> {
     let heldByTransaction: boolean;
     try {
-      heldByTransaction = holdForTransaction(this, this.host);
+      heldByTransaction = this.holdForTransaction();
     } catch (integrationError) {
       await this.release().catch(ignore);
       throw integrationError;
@@ -182,11 +189,13 @@ export class Lease implements AsyncDisposable, WatchedLease {
   }
 
   /**
-   * @internal A scope joined onto this lease has run work: a transaction it ran that work in holds the
-   * lease too. A broken integration's error fails the joined call; the lease stays its owner's.
+   * @internal A scope has run work under this lease: a transaction active here holds the lease too, until
+   * it completes (the `deferred` event). A broken integration's error propagates.
    */
   holdForTransaction(): boolean {
-    return holdForTransaction(this, this.host);
+    const held = holdForTransaction(this, this.host);
+    if (held) this.host.events.emit('deferred', () => ({ ...this.describe(), heldMs: this.heldMs() }));
+    return held;
   }
 
   /** @internal True when no scope runs under the lease. */
@@ -246,23 +255,28 @@ export class Lease implements AsyncDisposable, WatchedLease {
   }
 
   /** @internal A renewal that asked for `leaseMs` and was sent at `sentAt` got through. */
-  onRenewed(sentAt: number, leaseMs: number): void {
+  onRenewed(sentAt: number, leaseMs: number, latencyMs: number): void {
     this.localExpiry = sentAt + leaseMs;
-    this.host.events.emit('renewed', () => ({ ...this.describe(), expiresAt: this.localExpiry }));
+    this.host.events.emit('renewed', () => ({ ...this.describe(), expiresAt: this.localExpiry, latencyMs }));
   }
 
   /** @internal */
-  onRenewFailed(error: unknown): void {
-    this.host.events.emit('renew-failed', () => ({ ...this.describe(), error }));
+  onRenewFailed(error: unknown, latencyMs: number): void {
+    this.host.events.emit('renew-failed', () => ({ ...this.describe(), error, latencyMs }));
   }
 
   /** @internal */
-  onLost(reason: LeaseLostReason): void {
+  onLost(reason: LeaseLostReason, renewLatencyMs?: number): void {
     if (this.state === 'released' || this.state === 'lost') return;
     this.state = 'lost';
     this.host.watchdog.unwatch(this);
     this.host.settled(this);
-    this.host.events.emit('lost', () => ({ ...this.describe(), reason }));
+    this.host.events.emit('lost', () => ({
+      ...this.describe(),
+      reason,
+      heldMs: this.heldMs(),
+      ...(renewLatencyMs === undefined ? {} : { renewLatencyMs }),
+    }));
     // A renewal that got through after we gave up would keep the key: hand it back (token-checked).
     if (reason === 'expired') this.host.store.release(this.key, this.token, this.keptMs()).catch(ignore);
     this.lostError = new LeaseLostError(this.key, reason);
@@ -301,7 +315,7 @@ export class Lease implements AsyncDisposable, WatchedLease {
     } catch (error) {
       this.state = 'released';
       this.host.settled(this);
-      this.host.events.emit('release-failed', () => ({ ...this.describe(), error }));
+      this.host.events.emit('release-failed', () => ({ ...this.describe(), error, heldMs: this.heldMs() }));
       throw error;
     }
     if (!released) {
@@ -311,10 +325,14 @@ export class Lease implements AsyncDisposable, WatchedLease {
     if (this.state !== 'releasing') return;
     this.state = 'released';
     this.host.settled(this);
-    this.host.events.emit('released', () => ({ ...this.describe(), heldMs: Date.now() - this.grantedAt, keptMs }));
+    this.host.events.emit('released', () => ({ ...this.describe(), heldMs: this.heldMs(), keptMs }));
   }
 
-  private describe(): { key: string; fencingToken: number; tokenDigest: string } {
-    return { key: this.key, fencingToken: this.fencingToken, tokenDigest: this.tokenDigest };
+  private heldMs(): number {
+    return Date.now() - this.grantedAt;
+  }
+
+  private describe(): LockLeaseEvent {
+    return { key: this.key, name: this.name, fencingToken: this.fencingToken, tokenDigest: this.tokenDigest };
   }
 }

@@ -2,11 +2,13 @@ import { Inject, Injectable, type OnApplicationShutdown, type OnModuleInit } fro
 import { LeaseLostError } from '../errors/lease-lost.error.js';
 import { LockNotAcquiredError } from '../errors/lock-not-acquired.error.js';
 import { LockReentryError } from '../errors/lock-reentry.error.js';
+import { AcquireTally } from '../events/acquire-tally.js';
 import { LockEvents } from '../events/lock-events.js';
 import { assertLockKey } from '../keys/lock-key.js';
 import { RESOLVED_LOCK_OPTIONS } from '../lock.internal-constants.js';
 import type { ResolvedLockOptions } from '../module/lock-module-options.interface.js';
 import { durationOption } from '../support/duration-option.js';
+import { nameOption } from '../support/name-option.js';
 import { InjectLockStore, type LockStore } from '../stores/lock-store.interface.js';
 import { LeaseWatchdog, type WatchdogStatus } from '../watchdog/lease.watchdog.js';
 import { registerHeldLeaseCheck } from '../transactions/held-leases.js';
@@ -51,6 +53,12 @@ export interface AcquireOptions {
    * @default false
    */
   reentrant?: boolean;
+  /**
+   * What events and metrics call this lock instead of its key (keys are unbounded, a metric attribute must
+   * not be): a template like `'account:{id}'` or a purpose like `'transfer'`. Keep it low-cardinality.
+   * @default undefined (a `@DistributedLock` method passes its key template, or `Class.method` for a key function)
+   */
+  name?: string;
 }
 
 /**
@@ -209,15 +217,27 @@ export class LockService implements OnModuleInit, OnApplicationShutdown {
 
   private async takeWithin(key: string, options: AcquireOptions, waitMs: number, checked: boolean): Promise<Lease | null> {
     assertLockKey(key);
-    if (this.gate.closed) throw this.gate.refusal(key);
+    const tally = new AcquireTally(key, nameOption('name', options.name));
+    if (this.gate.closed) {
+      this.events.emit('not-acquired', () => ({ ...tally.report(), reason: 'shutdown' }));
+      throw this.gate.refusal(key);
+    }
     if (!checked) this.assertNotHeldHere(key);
     const leaseMs = durationOption('leaseMs', options.leaseMs ?? this.options.leaseMs, 10);
     const minHoldMs = durationOption('minHoldMs', options.minHoldMs ?? 0, 0);
     durationOption('waitMs', waitMs, 0);
-    options.signal?.throwIfAborted();
     this.gate.enter();
     try {
-      return await this.grant(key, options, waitMs, leaseMs, minHoldMs);
+      options.signal?.throwIfAborted();
+      const lease = await this.grant(tally, options, waitMs, leaseMs, minHoldMs);
+      if (!lease) this.events.emit('not-acquired', () => ({ ...tally.report(), reason: 'taken' }));
+      return lease;
+    } catch (error) {
+      // Every acquisition that ends without a lease is reported, the fail-closed ones included.
+      const reason = this.gate.closed ? 'shutdown' : options.signal?.aborted ? 'aborted' : undefined;
+      if (reason) this.events.emit('not-acquired', () => ({ ...tally.report(), reason }));
+      else this.events.emit('store-unavailable', () => ({ ...tally.report(), error }));
+      throw error;
     } finally {
       this.gate.leave();
     }
@@ -234,20 +254,20 @@ export class LockService implements OnModuleInit, OnApplicationShutdown {
     }
   }
 
-  private async grant(key: string, options: AcquireOptions, waitMs: number, leaseMs: number, minHoldMs: number): Promise<Lease | null> {
-    const startedAt = Date.now();
+  private async grant(tally: AcquireTally, options: AcquireOptions, waitMs: number, leaseMs: number, minHoldMs: number): Promise<Lease | null> {
+    const { key, name } = tally;
     // A caller that may wait is cut short at shutdown; without a signal of its own it shares the service's.
     const wait = waitMs > 0 ? this.gate.waitSignal(options.signal) : undefined;
     let waited: WaitOutcome | undefined;
     try {
-      waited = await waitForGrant(this.acquisition, { key, leaseMs, waitMs, startedAt, signal: wait?.signal ?? options.signal });
+      waited = await waitForGrant(this.acquisition, { key, leaseMs, waitMs, tally, signal: wait?.signal ?? options.signal });
     } catch (error) {
       throw this.gate.isShutdownAbort(error) ? this.gate.refusal(key) : error;
     } finally {
       wait?.done();
     }
     if (!waited?.granted) return null;
-    const { granted, token, attempts, lastSentAt } = waited;
+    const { granted, token, lastSentAt } = waited;
     if (this.gate.closed) {
       // Granted while the application began shutting down: nothing is handed out unwatched.
       await this.store.release(key, token, 0).catch(() => undefined);
@@ -255,6 +275,7 @@ export class LockService implements OnModuleInit, OnApplicationShutdown {
     }
     const lease = new Lease(this.host, {
       key,
+      name,
       token,
       fencingToken: granted.fencingToken,
       leaseMs,
@@ -268,13 +289,7 @@ export class LockService implements OnModuleInit, OnApplicationShutdown {
       await lease.release().catch(() => undefined);
       options.signal.throwIfAborted();
     }
-    this.events.emit('acquired', () => ({
-      key,
-      fencingToken: lease.fencingToken,
-      tokenDigest: lease.tokenDigest,
-      waitedMs: Date.now() - startedAt,
-      attempts,
-    }));
+    this.events.emit('acquired', () => ({ ...tally.report(), fencingToken: lease.fencingToken, tokenDigest: lease.tokenDigest }));
     return lease;
   }
 }

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { AcquireTally } from '../events/acquire-tally.js';
 import type { LockEvents } from '../events/lock-events.js';
 import type { ResolvedLockOptions } from '../module/lock-module-options.interface.js';
 import type { LockStore } from '../stores/lock-store.interface.js';
@@ -20,8 +21,9 @@ export interface GrantRequest {
   readonly key: string;
   readonly leaseMs: number;
   readonly waitMs: number;
-  readonly startedAt: number;
   readonly signal: AbortSignal | undefined;
+  /** Counts what the acquisition does; its `startedAt` is where `waitMs` counts from. */
+  readonly tally: AcquireTally;
 }
 
 /**
@@ -32,12 +34,14 @@ export interface GrantRequest {
 export async function waitForGrant(source: GrantSource, request: GrantRequest): Promise<WaitOutcome | undefined> {
   const { store, events, waiters } = source;
   const { holder, retryMinDelayMs, retryMaxDelayMs } = source.options;
-  const { key, leaseMs, waitMs, startedAt, signal } = request;
+  const { key, leaseMs, waitMs, signal, tally } = request;
+  const { startedAt } = tally;
   if (waitMs > 0 && store.acquireQueued) {
     const token = newToken();
     const queued = await store.acquireQueued({ key, token, leaseMs, holder, deadline: startedAt + waitMs, signal });
+    tally.attempts = queued.attempts;
     const granted = queued.result.acquired ? queued.result : undefined;
-    return { granted, token, attempts: queued.attempts, lastSentAt: queued.leaseStartedAt };
+    return { granted, token, lastSentAt: queued.leaseStartedAt };
   }
   // One attempt (waitMs 0) never queues; a waiting caller first lets earlier local waiters go.
   const leaveQueue = waitMs === 0 ? () => undefined : await waiters.enter(key, startedAt + waitMs, signal);
@@ -48,10 +52,11 @@ export async function waitForGrant(source: GrantSource, request: GrantRequest): 
       retryMinDelayMs,
       retryMaxDelayMs,
       signal,
+      tally,
       newToken,
       attempt: (token) => store.acquire(key, token, leaseMs, holder),
       subscribe: (listener) => store.onRelease(key, listener),
-      onContention: (holderTtlMs) => events.emit('contention', () => ({ key, holderTtlMs })),
+      onContention: (holderTtlMs) => events.emit('contention', () => ({ key, name: tally.name, holderTtlMs })),
     });
   } finally {
     leaveQueue();

@@ -7,6 +7,7 @@ import { LockMetadataAccessor } from '../interception/lock-metadata.accessor.js'
 import { LockErrorFilter } from '../interception/lock-error.filter.js';
 import { LockService } from '../lease/lock.service.js';
 import { RESOLVED_LOCK_OPTIONS } from '../lock.internal-constants.js';
+import { lockTelemetryProvider } from '../observability/lock-telemetry.js';
 import { LockStore } from '../stores/lock-store.interface.js';
 import { LeaseWatchdog } from '../watchdog/lease.watchdog.js';
 import { ConfigurableLockModule, LOCK_MODULE_OPTIONS } from './lock-module.definition.js';
@@ -30,6 +31,7 @@ import { resolveLockOptions } from './resolve-lock-options.js';
     lockStoreProvider,
     LockEvents,
     LockEventLogger,
+    lockTelemetryProvider,
     LeaseWatchdog,
     LockService,
     LockMetadataAccessor,

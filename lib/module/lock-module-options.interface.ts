@@ -1,4 +1,5 @@
 import type { EtcdConnectionOption } from '../stores/etcd/etcd-connection-option.js';
+import type { LockTelemetryOptions, ResolvedTelemetryOptions } from '../observability/lock-telemetry.options.js';
 import type { LockStore } from '../stores/lock-store.interface.js';
 import type { PostgresConnectionOption } from '../stores/postgres/postgres-connection.interface.js';
 import type { RedisConnectionOption } from '../stores/redis/redis-connection.option.js';
@@ -103,6 +104,13 @@ export interface LockModuleOptions {
    * @default 5000
    */
   shutdownGraceMs?: number;
+  /**
+   * OpenTelemetry metrics (and, with `{ spans: true }`, spans) for this application's locks, through
+   * `@opentelemetry/api` (an optional peer, loaded only when this is on; a no-op until an SDK is registered).
+   * See docs/observability.md for every instrument. Events and diagnostics channels need no option.
+   * @default false
+   */
+  openTelemetry?: boolean | LockTelemetryOptions;
 }
 
 /** {@link LockModuleOptions} after defaults and validation. */
@@ -123,4 +131,5 @@ export interface ResolvedLockOptions {
   readonly holder: string;
   readonly transactionSynchronizer: TransactionSynchronizer;
   readonly shutdownGraceMs: number;
+  readonly openTelemetry: ResolvedTelemetryOptions | undefined;
 }

@@ -3,6 +3,7 @@ import { isEtcdClient, isEtcdEndpoint } from '../stores/etcd/etcd-connection-opt
 import type { LockStore } from '../stores/lock-store.interface.js';
 import { durationOption } from '../support/duration-option.js';
 import { assertRedisConnectionOption } from '../stores/redis/redis-connection.option.js';
+import { resolveTelemetryOptions } from '../observability/lock-telemetry.options.js';
 import { assertPostgresConnectionOption } from '../stores/postgres/postgres-client.factory.js';
 import { trackedTransactions } from '../transactions/transaction-scope.js';
 import type { TransactionSynchronizer } from '../transactions/transaction-synchronizer.interface.js';
@@ -26,6 +27,7 @@ const KNOWN_OPTIONS = new Set<string>([
   'holder',
   'transactionSynchronizer',
   'shutdownGraceMs',
+  'openTelemetry',
 ]);
 
 /** Validates module options once, at startup, into the single resolved shape the rest of the code uses. */
@@ -99,6 +101,7 @@ export function resolveLockOptions(options: LockModuleOptions | undefined): Reso
     holder,
     transactionSynchronizer,
     shutdownGraceMs: durationOption('shutdownGraceMs', options.shutdownGraceMs ?? LOCK_MODULE_DEFAULTS.shutdownGraceMs, 0),
+    openTelemetry: resolveTelemetryOptions(options.openTelemetry),
   };
 }
 

@@ -1,6 +1,4 @@
-import { LockConfigError, type LockEventMap, type LockEventName, type LockEvents } from '../index.js';
-
-const EVENT_NAMES: readonly LockEventName[] = ['acquired', 'released', 'renewed', 'renew-failed', 'lost', 'release-failed', 'contention'];
+import { LOCK_EVENT_NAMES as EVENT_NAMES, LockConfigError, type LockEventMap, type LockEventName, type LockEvents } from '../index.js';
 
 /** Which payloads to wait for: fields that must be equal (e.g. `{ key: 'order:1' }`), or a predicate. */
 export type LockEventMatch<E extends LockEventName> = Partial<LockEventMap[E]> | ((payload: LockEventMap[E]) => boolean);

@@ -150,11 +150,13 @@ export class LeaseWatchdog {
     const inFlight = new Promise<void>((resolve) => (answered = resolve));
     for (const [, schedule] of due) schedule.inFlight = inFlight;
     let results: RenewOutcome[];
+    const started = performance.now();
     try {
       results = await this.store.renew(requests);
     } catch (error) {
       results = due.map(() => error as Error);
     }
+    const latencyMs = performance.now() - started;
     let next = Infinity;
     due.forEach(([lease, schedule], i) => {
       if (schedule.inFlight === inFlight) schedule.inFlight = undefined;
@@ -162,16 +164,16 @@ export class LeaseWatchdog {
       const result = results[i];
       if (result === true) {
         this.reset(lease, schedule, sentAt, requests[i]!.leaseMs);
-        lease.onRenewed(sentAt, requests[i]!.leaseMs);
+        lease.onRenewed(sentAt, requests[i]!.leaseMs, latencyMs);
       } else if (result === false) {
         this.leases.delete(lease);
-        lease.onLost('rejected');
+        lease.onLost('rejected', latencyMs);
         return;
       } else {
         // Unknown for this lease only: retry it soon; the deadline check in tick() declares it lost if no
         // retry gets through in time.
         schedule.dueAt = Date.now() + Math.max(10, Math.min(lease.renewIntervalMs / 4, 500));
-        lease.onRenewFailed(result);
+        lease.onRenewFailed(result, latencyMs);
       }
       next = Math.min(next, schedule.held ? Infinity : schedule.dueAt, schedule.deadline);
     });

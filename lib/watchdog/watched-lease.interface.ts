@@ -10,8 +10,9 @@ export interface WatchedLease {
   readonly renewIntervalMs: number;
   /** False for leases kept alive by explicit `extend()` calls only; their deadline is still watched. */
   readonly autoRenew: boolean;
-  /** A renewal sent at `sentAt` asking for `leaseMs` got through. */
-  onRenewed(sentAt: number, leaseMs: number): void;
-  onRenewFailed(error: unknown): void;
-  onLost(reason: LeaseLostReason): void;
+  /** A renewal sent at `sentAt` asking for `leaseMs` got through, `latencyMs` after it was sent. */
+  onRenewed(sentAt: number, leaseMs: number, latencyMs: number): void;
+  onRenewFailed(error: unknown, latencyMs: number): void;
+  /** `renewLatencyMs`: when a renewal was refused, its round trip. */
+  onLost(reason: LeaseLostReason, renewLatencyMs?: number): void;
 }

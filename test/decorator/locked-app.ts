@@ -1,7 +1,7 @@
 import type { DynamicModule, INestApplication, LoggerService, ModuleMetadata, Provider, Type } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { Redis } from 'ioredis';
-import { DistributedLockModule, LockEvents, LockService, type LockEventMap, type LockEventName, type LockModuleOptions } from '../../lib/index';
+import { DistributedLockModule, LOCK_EVENT_NAMES, LockEvents, LockService, type LockEventMap, type LockEventName, type LockModuleOptions } from '../../lib/index';
 import { redisUrl } from '../support/test-prefix';
 
 export interface LockedAppOptions {
@@ -23,7 +23,7 @@ export interface LockedApp {
   close(): Promise<void>;
 }
 
-const EVENTS: LockEventName[] = ['acquired', 'released', 'renewed', 'renew-failed', 'lost', 'release-failed', 'contention'];
+const EVENTS = LOCK_EVENT_NAMES;
 
 /** A real Nest application (HTTP-capable) with the lock module configured like a user would. */
 export async function startLockedApp(options: LockedAppOptions): Promise<LockedApp> {

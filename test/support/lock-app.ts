@@ -1,5 +1,5 @@
 import { Test } from '@nestjs/testing';
-import { DistributedLockModule, LockEvents, LockService, LockStore, type LockModuleOptions } from '../../lib/index';
+import { DistributedLockModule, LOCK_EVENT_NAMES, LockEvents, LockService, LockStore, type LockModuleOptions } from '../../lib/index';
 import type { LockEventMap, LockEventName } from '../../lib/index';
 
 export interface LockApp {
@@ -13,7 +13,7 @@ export interface LockApp {
   close(): Promise<void>;
 }
 
-const EVENTS: LockEventName[] = ['acquired', 'released', 'renewed', 'renew-failed', 'lost', 'release-failed', 'contention'];
+const EVENTS = LOCK_EVENT_NAMES;
 
 /** A Nest application context with only the lock module, configured like a user would. */
 export async function createLockApp(options: LockModuleOptions): Promise<LockApp> {

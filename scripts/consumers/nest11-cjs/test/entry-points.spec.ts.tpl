@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { Module } from '@nestjs/common';
 import { TerminusModule } from '@nestjs/terminus';
+import { AggregationTemporality, InMemoryMetricExporter, MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import { Test, type TestingModule } from '@nestjs/testing';
 import { DistributedLockModule, LockNotAcquiredError, LockStoreUnavailableError } from 'nestjs-distributed-lock';
 import { LockHealthIndicator } from 'nestjs-distributed-lock/health';
@@ -55,6 +56,34 @@ describe('nestjs-distributed-lock/health in a Nest 11 CommonJS app', () => {
       expect(result.lock).toMatchObject({ status: 'up', storeReachable: true });
     } finally {
       await moduleRef.close();
+    }
+  });
+});
+
+describe('the openTelemetry option in a Nest 11 CommonJS app', () => {
+  it('records lock metrics through @opentelemetry/api into the SDK', async () => {
+    const exporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
+    const reader = new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: 3_600_000 });
+    const meterProvider = new MeterProvider({ readers: [reader] });
+    const moduleRef = await Test.createTestingModule({
+      imports: [DistributedLockModule.forRoot({ redis: process.env.REDIS_URL, keyPrefix: 'consumer11-otel:', openTelemetry: { meterProvider } })],
+      providers: [ReportJob],
+    }).compile();
+    await moduleRef.init();
+    try {
+      await moduleRef.get(ReportJob).run(async () => undefined);
+      await reader.forceFlush();
+      const acquisitions = exporter
+        .getMetrics()
+        .flatMap((resource) => resource.scopeMetrics.flatMap((scope) => scope.metrics))
+        .filter((metric) => metric.descriptor.name === 'distributed_lock.acquire.duration');
+      expect(acquisitions.flatMap((metric) => metric.dataPoints.map((point) => point.attributes))).toContainEqual({
+        'distributed_lock.store': 'redis',
+        'distributed_lock.acquire.outcome': 'granted',
+      });
+    } finally {
+      await moduleRef.close();
+      await meterProvider.shutdown();
     }
   });
 });

@@ -47,7 +47,7 @@ try {
   assert.ok(next.fencingToken > lease.fencingToken, 'fencing token did not increase');
   await next.release();
   await checkEntryPoints();
-  console.log(`OK nest12-esm: ${entry.slice(entry.indexOf('nestjs-distributed-lock'))}, fencingToken ${lease.fencingToken}, testing and health entry points`);
+  console.log(`OK nest12-esm: ${entry.slice(entry.indexOf('nestjs-distributed-lock'))}, fencingToken ${lease.fencingToken}, testing and health entry points, openTelemetry`);
 } finally {
   redis.disconnect();
   // No process.exit(): if the library leaves sockets or timers open after close, the process hangs and the
