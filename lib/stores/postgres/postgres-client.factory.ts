@@ -1,3 +1,4 @@
+import { loadOptionalPeer } from '../../support/optional-peer.js';
 import { LockConfigError } from '../../errors/lock-config.error.js';
 import type {
   PostgresConnectionOption,
@@ -71,20 +72,9 @@ type PgModule = {
   Client: new (config: object) => PostgresListenClient & { host?: string; port?: number };
 };
 
-/**
- * Loads `pg` on first use, with a message that says what to install when it is missing. The CommonJS
- * build (and Jest, which runs CommonJS without ES-module support in its VM) has `require`; the ES-module
- * build has not, and imports it.
- */
-async function loadPg(): Promise<PgModule> {
-  let loaded: { default?: unknown } & Record<string, unknown>;
-  try {
-    loaded = (typeof require === 'function' ? require('pg') : await import('pg')) as never;
-  } catch (error) {
-    throw new Error(`store 'postgres' needs the "pg" package (npm install pg): ${(error as Error).message}`, { cause: error });
-  }
-  // ESM gets named exports and a default; require the module object itself.
-  return (loaded.Pool ? loaded : loaded.default) as PgModule;
+/** Loads `pg` (an optional peer) when the PostgreSQL store is actually built. */
+function loadPg(): Promise<PgModule> {
+  return loadOptionalPeer('pg', { option: 'store', value: 'postgres', isModule: (pg) => typeof pg.Pool === 'function' });
 }
 
 function configOf(option: string | PostgresPoolConfig): Record<string, unknown> {
