@@ -32,9 +32,9 @@ export interface FencedSqlUpdate {
 
 /**
  * Writes only if the row's fence is NULL or older than the lease's fencing token, in one statement:
- * `UPDATE t SET …, fence = $1 WHERE <where> AND <expect> AND (fence IS NULL OR fence < $1)`.
+ * `UPDATE t SET …, fence = $1 WHERE <where> AND <expect> AND (fence IS NULL OR fence <= $1)`.
  * Resolves with the rows updated (0 when no row matches `where`, or `expect` no longer holds). A row that
- * already carries the same or a newer token rejects with `StaleFencingTokenError`.
+ * already carries a newer token rejects with `StaleFencingTokenError`.
  */
 export async function fencedSqlUpdate(client: SqlQueryable, update: FencedSqlUpdate): Promise<number> {
   const table = qualifiedIdentifier(update.table);
@@ -52,7 +52,7 @@ export async function fencedSqlUpdate(client: SqlQueryable, update: FencedSqlUpd
       const assignments = [...set.map(([column, value]) => `${column} = ${bind(value)}`), `${fence} = $1`];
       const conditions = [...where, ...expect].map(([column, value]) => `${column} = ${bind(value)}`);
       const result = await client.query(
-        `UPDATE ${table} SET ${assignments.join(', ')} WHERE ${conditions.join(' AND ')} AND (${fence} IS NULL OR ${fence} < $1)`,
+        `UPDATE ${table} SET ${assignments.join(', ')} WHERE ${conditions.join(' AND ')} AND (${fence} IS NULL OR ${fence} <= $1)`,
         values,
       );
       return result.rowCount ?? 0;

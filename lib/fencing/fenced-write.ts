@@ -12,8 +12,8 @@ export interface FencedWrite {
   /** The lease the write runs under (or its `fencingToken`). */
   readonly fencedBy: FencedBy;
   /**
-   * Applies the write only where the stored fence is absent or older than `fencingToken`, storing the new
-   * token with it, atomically. Resolves with the number of records written.
+   * Applies the write only where the stored fence is absent or not newer than `fencingToken` (the same
+   * lease may write a record more than once), storing the token with it, atomically. Resolves with the number of records written.
    */
   apply(fencingToken: number): Promise<number>;
   /**
@@ -30,8 +30,8 @@ export interface FencedWrite {
 
 /**
  * Runs a {@link FencedWrite}. Resolves with the records written; 0 when no record matched or a
- * compare-and-set condition of the write failed under a current token. A record already carrying the same
- * or a newer token rejects with `StaleFencingTokenError`, published first on the stale-fencing-token
+ * compare-and-set condition of the write failed under a current token. A record already carrying a newer
+ * token (a newer holder wrote it) rejects with `StaleFencingTokenError`, published first on the stale-fencing-token
  * channel (see `onStaleFencingToken`).
  */
 export async function fencedWrite(write: FencedWrite): Promise<number> {
@@ -39,7 +39,7 @@ export async function fencedWrite(write: FencedWrite): Promise<number> {
   const written = await write.apply(fencingToken);
   if (written > 0) return written;
   const current = fenceNumber(await write.readFence());
-  if (current === null || current < fencingToken) return 0;
+  if (current === null || current <= fencingToken) return 0;
   throw staleFencingToken({
     resource: write.resource,
     fencingToken,

@@ -24,7 +24,7 @@ import { fileURLToPath } from 'node:url';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = join(HERE, '..', '..');
-const CONSUMERS = ['nest11-cjs', 'nest12-esm'];
+const CONSUMERS = ['nest11-cjs', 'nest12-esm', 'core-only'];
 const INSTALL_TIMEOUT_MS = 240_000;
 // Generous for tsc + Jest on two cores, yet short enough to turn a process that never exits (a socket or
 // timer the library left open after close) into a failure instead of a stuck run.

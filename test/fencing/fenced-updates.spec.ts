@@ -199,12 +199,15 @@ describe.each(helpers)('fenced update: $name on real PostgreSQL', (helper) => {
     expect(await row(id)).toEqual({ value: 'takeover', fence: takeover.fencingToken });
   });
 
-  it('refuses a second write with the same token (a token writes once per row)', async () => {
-    const [lease] = await twoGrants('same-token');
+  it('lets the same lease write a row twice, and refuses only an older token after a newer one', async () => {
+    const [older, newer] = await twoGrants('same-token');
     const id = await newRow(null);
-    await write(helper, { id, value: 'once', fencedBy: lease });
-    await expect(write(helper, { id, value: 'twice', fencedBy: lease })).rejects.toMatchObject({ code: 'STALE_FENCING_TOKEN' });
-    expect(await row(id)).toEqual({ value: 'once', fence: lease.fencingToken });
+    expect(await write(helper, { id, value: 'once', fencedBy: older })).toBe(1);
+    expect(await write(helper, { id, value: 'twice', fencedBy: older })).toBe(1);
+    expect(await row(id)).toEqual({ value: 'twice', fence: older.fencingToken });
+    expect(await write(helper, { id, value: 'newer', fencedBy: newer })).toBe(1);
+    await expect(write(helper, { id, value: 'late', fencedBy: older })).rejects.toMatchObject({ code: 'STALE_FENCING_TOKEN' });
+    expect(await row(id)).toEqual({ value: 'newer', fence: newer.fencingToken });
   });
 
   it('resolves 0, without a refusal, when no row matches or the compare-and-set condition fails', async () => {

@@ -1,4 +1,4 @@
-import { and, getTableColumns, getTableName, isNull, lt, max, or, sql, type SQL } from 'drizzle-orm';
+import { and, getTableColumns, getTableName, isNull, lte, max, or, sql, type SQL } from 'drizzle-orm';
 import type { PgColumn, PgDatabase, PgQueryResultHKT, PgTable, PgUpdateSetSource } from 'drizzle-orm/pg-core';
 import { fencedWrite, LockConfigError, type FencedBy } from '../../index.js';
 
@@ -21,7 +21,7 @@ export interface FencedDrizzleUpdate<Table extends PgTable> {
 }
 
 /**
- * `UPDATE … SET …, fence = $token WHERE <where> AND <expect> AND (fence IS NULL OR fence < $token)` through
+ * `UPDATE … SET …, fence = $token WHERE <where> AND <expect> AND (fence IS NULL OR fence <= $token)` through
  * a Drizzle database or transaction. Resolves with the rows updated; a row already carrying the same or a
  * newer token rejects with `StaleFencingTokenError`.
  */
@@ -43,7 +43,7 @@ export async function fencedDrizzleUpdate<Table extends PgTable>(
       const rows = await db
         .update(table)
         .set(set)
-        .where(and(update.where, update.expect, or(isNull(fence), lt(fence, sql`${fencingToken}`))))
+        .where(and(update.where, update.expect, or(isNull(fence), lte(fence, sql`${fencingToken}`))))
         .returning({ fence });
       return rows.length;
     },

@@ -21,9 +21,9 @@ export interface FencedTypeOrmUpdate<Entity extends ObjectLiteral> {
 }
 
 /**
- * `UPDATE … SET …, fence = :token WHERE <where> AND <expect> AND (fence IS NULL OR fence < :token)` through
+ * `UPDATE … SET …, fence = :token WHERE <where> AND <expect> AND (fence IS NULL OR fence <= :token)` through
  * the given EntityManager (inside a transaction: the transaction's manager) or DataSource. Resolves with
- * the rows updated; a row already carrying the same or a newer token rejects with `StaleFencingTokenError`.
+ * the rows updated; a row already carrying a newer token rejects with `StaleFencingTokenError`.
  */
 export async function fencedTypeOrmUpdate<Entity extends ObjectLiteral>(
   manager: EntityManager | DataSource,
@@ -45,7 +45,7 @@ export async function fencedTypeOrmUpdate<Entity extends ObjectLiteral>(
         .set({ ...update.set, [update.fenceProperty]: fencingToken } as QueryDeepPartialEntity<Entity>)
         .where(update.where)
         .andWhere(update.expect ?? {})
-        .andWhere(`(${fence} IS NULL OR ${fence} < :nestjsDistributedLockFence)`, { nestjsDistributedLockFence: fencingToken })
+        .andWhere(`(${fence} IS NULL OR ${fence} <= :nestjsDistributedLockFence)`, { nestjsDistributedLockFence: fencingToken })
         .execute();
       return result.affected ?? 0;
     },
