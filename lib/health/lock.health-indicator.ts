@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/terminus';
 import { LockService, type LockHealth } from '../index.js';
 
@@ -15,6 +15,12 @@ export interface LockHealthCheckOptions {
    * @default 0
    */
   readonly maxOverdueRenewals?: number;
+  /**
+   * Put the store's error (which server, why) into the result. Off by default: health endpoints are often
+   * public, and the reason can name internal hosts and users; it is logged as a warning either way.
+   * @default false
+   */
+  readonly exposeErrors?: boolean;
 }
 
 /** What the indicator reports under its key, up or down. (A type, not an interface: terminus wants a record.) */
@@ -49,6 +55,8 @@ export class LockHealthIndicator {
     private readonly locks: LockService,
   ) {}
 
+  private readonly logger = new Logger('DistributedLock');
+
   /** @param key the name of this indicator in the health check's result. @default 'lock' */
   async isHealthy<const Key extends string = 'lock'>(
     key: Key = 'lock' as Key,
@@ -60,7 +68,9 @@ export class LockHealthIndicator {
       health = await this.locks.checkHealth();
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
-      return indicator.down({ storeReachable: false, message: `lock store unreachable: ${reason}` } satisfies LockHealthDetails);
+      this.logger.warn(`Health check: lock store unreachable: ${reason}`);
+      const message = options.exposeErrors ? `lock store unreachable: ${reason}` : 'lock store unreachable';
+      return indicator.down({ storeReachable: false, message } satisfies LockHealthDetails);
     }
     const details: LockHealthDetails = {
       storeReachable: true,
