@@ -32,7 +32,23 @@ export class LockEventLogger {
     if (Logger.isLevelEnabled('verbose')) {
       events.on('renewed', (e) => this.logger.verbose(`renewed key=${e.key} fencing=${e.fencingToken} token=${e.tokenDigest}`));
     }
-    events.on('renew-failed', (e) => this.logger.warn(`renew failed key=${e.key} token=${e.tokenDigest}: ${describe(e.error)}`));
+    // The watchdog retries a failing renewal every few hundred ms until the lease's deadline: one warning
+    // per lease per RENEW_WARN_EVERY_MS, not one per retry (the rest at debug). Kept by token digest and
+    // pruned as it goes, so it never subscribes to the routine events whose payloads it would then cost.
+    const warnedAt = new Map<string, number>();
+    let prunedAt = Date.now();
+    events.on('renew-failed', (e) => {
+      const now = Date.now();
+      const line = `renew failed key=${e.key} token=${e.tokenDigest}: ${describe(e.error)}`;
+      const last = warnedAt.get(e.tokenDigest);
+      if (last !== undefined && now - last < RENEW_WARN_EVERY_MS) return this.logger.debug(`${line} (still failing)`);
+      if (now - prunedAt >= RENEW_WARN_EVERY_MS) {
+        prunedAt = now;
+        for (const [digest, at] of warnedAt) if (now - at >= RENEW_WARN_EVERY_MS) warnedAt.delete(digest);
+      }
+      warnedAt.set(e.tokenDigest, now);
+      this.logger.warn(`${line} (retrying until the lease's deadline)`);
+    });
     events.on('lost', (e) =>
       this.logger.warn(`LEASE LOST key=${e.key} fencing=${e.fencingToken} token=${e.tokenDigest} reason=${e.reason}`),
     );
@@ -41,6 +57,9 @@ export class LockEventLogger {
     );
   }
 }
+
+/** How often one lease's failing renewals are logged as a warning. */
+const RENEW_WARN_EVERY_MS = 10_000;
 
 function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
