@@ -46,6 +46,13 @@ export function resolveLockOptions(options: LockModuleOptions | undefined): Reso
   if (store === 'redis') assertRedisConnectionOption(options.redis);
   if (store === 'postgres') assertPostgresConnectionOption('postgres', options.postgres, true, " (required when store is 'postgres')");
   if (store === 'etcd') assertEtcdOption(options.etcd);
+  // A connection for another store than the chosen one is a mistake (a forgotten `store`), never ignored.
+  // `store: 'memory'` is the exception: a test or an environment switch may flip to it and keep the rest.
+  for (const kind of ['redis', 'postgres', 'etcd'] as const) {
+    if (options[kind] === undefined || store === kind || store === 'memory') continue;
+    const chosen = typeof store === 'string' ? `'${store}'` : 'a LockStore instance';
+    throw new LockConfigError(kind, '(set)', `only with store: '${kind}'; store is ${chosen}`);
+  }
   const replicas = options.replicas ?? LOCK_MODULE_DEFAULTS.replicas;
   if (!Number.isInteger(replicas) || replicas < 0 || replicas > 16) {
     throw new LockConfigError('replicas', replicas, 'a whole number of replicas from 0 to 16');

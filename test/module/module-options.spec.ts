@@ -44,12 +44,21 @@ describe('module configuration', () => {
     ['redis', { redis: 42 }],
     ['redis', { redis: 'localhost:6379' }],
     ['leaseMS', { leaseMS: 10_000 }],
+    ['postgres', { postgres: 'postgres://app:secret@db/app' }],
+    ['etcd', { etcd: 'http://etcd:2379' }],
   ])('rejects a bad %s at startup with LockConfigError naming it', async (option, bad) => {
     const error = await startupError({ redis: redisUrl(), ...bad });
     expect(error).toBeInstanceOf(LockConfigError);
     expect((error as LockConfigError).option).toBe(option);
     expect((error as LockConfigError).code).toBe('LOCK_CONFIG_INVALID');
     expect((error as Error).message).toContain(`"${option}"`);
+  });
+
+  it('refuses a connection option for another store than the chosen one, without printing it', async () => {
+    const error = await startupError({ redis: redisUrl(), postgres: 'postgres://app:secret@db/app' });
+    expect(error).toMatchObject({ option: 'postgres' });
+    expect((error as Error).message).toContain("only with store: 'postgres'");
+    expect((error as Error).message).not.toContain('secret');
   });
 
   it('rejects bad per-call options before touching the store', async () => {
