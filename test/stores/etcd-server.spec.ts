@@ -1,0 +1,29 @@
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+import { until } from './etcd-test-support';
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe('the test etcd server (scripts/servers/etcd-server)', () => {
+  it('dies with the test process that started it, even when that process never stopped it', async () => {
+    // A process that starts a member, reports its pid, and exits without calling stop() (a crashed worker).
+    const script = `
+      const { startEtcdCluster } = require(${JSON.stringify(join(__dirname, '../../scripts/servers/etcd-server.ts'))});
+      startEtcdCluster().then((cluster) => {
+        console.log(JSON.stringify({ pid: cluster.members[0].pid }));
+        process.exit(0);
+      });
+    `;
+    const output = execFileSync(process.execPath, ['-r', join(__dirname, '../support/register-ts.cjs'), '-e', script], { encoding: 'utf8' });
+    const { pid } = JSON.parse(output.trim().split('\n').pop()!) as { pid: number };
+    expect(pid).toBeGreaterThan(0);
+    await until(async () => !isRunning(pid), `etcd (pid ${pid}) to be gone`);
+  });
+});
