@@ -1,5 +1,6 @@
 import { loadOptionalPeer } from '../../support/optional-peer.js';
 import { LockConfigError } from '../../errors/lock-config.error.js';
+import { redactOptionValue } from '../../support/redact-option-value.js';
 import { destroySocket, settlesWithin } from './postgres-shutdown.js';
 import type {
   PostgresConnectionOption,
@@ -55,13 +56,13 @@ export function isServerError(error: unknown): boolean {
 }
 
 /**
- * A `postgres://` URL, pool settings, or (for the pool only) an existing pool. A bad URL is shown with
- * its password masked.
+ * A `postgres://` URL, pool settings, or (for the pool only) an existing pool. A refused string is shown
+ * masked whole: it may be a libpq `key=value` string or carry its password anywhere.
  */
 export function assertPostgresConnectionOption(name: string, value: unknown, poolAllowed = true, required = ''): void {
   if (typeof value === 'string') {
     if (/^postgres(ql)?:\/\//.test(value)) return;
-    throw new LockConfigError(name, redactConnectionString(value), 'a postgres:// or postgresql:// URL');
+    throw new LockConfigError(name, redactOptionValue(value), 'a postgres:// or postgresql:// URL (the value is not shown: it may hold a password)');
   }
   if (poolAllowed && isPostgresPool(value)) return;
   if (typeof value === 'object' && value !== null && !Array.isArray(value)) return;
@@ -70,14 +71,6 @@ export function assertPostgresConnectionOption(name: string, value: unknown, poo
     value,
     (poolAllowed ? 'a PostgreSQL URL, node-postgres pool settings or a pg.Pool' : 'a PostgreSQL URL or node-postgres client settings') + required,
   );
-}
-
-/**
- * A connection string with any password masked, for messages about a bad option:
- * `postgres://app:***@db:5432/app`, `app:***@db` (whatever scheme, or none).
- */
-export function redactConnectionString(value: string): string {
-  return value.replace(/^(.*?\/\/)?([^@]*?):[^@]*@/, '$1$2:***@');
 }
 
 type PgModule = {
