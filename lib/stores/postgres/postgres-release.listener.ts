@@ -25,6 +25,7 @@ export class PostgresReleaseListener {
   private connecting?: Promise<PostgresListenClient>;
   /** The client `connect()` is opening: close() must end it too, or it connects after the store closed. */
   private opening?: PostgresListenClient;
+  private readonly discarded = new WeakSet<PostgresListenClient>();
   private readonly subscriptions = new Map<string, Subscription>();
   private interrupted = false;
   private reconnectTimer?: NodeJS.Timeout;
@@ -155,6 +156,10 @@ export class PostgresReleaseListener {
    * bound, the socket is destroyed.
    */
   private async discard(client: PostgresListenClient): Promise<void> {
+    // close() and a failing connect() may both discard the client being opened: a second end() would
+    // wait for an 'end' that already came.
+    if (this.discarded.has(client)) return;
+    this.discarded.add(client);
     client.removeAllListeners();
     client.on('error', () => undefined);
     if (!(await settlesWithin(client.end(), this.endWithinMs))) destroySocket(client);
