@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { until } from './etcd-test-support';
 
@@ -27,9 +28,18 @@ describe('the test etcd server (scripts/servers/etcd-server)', () => {
         process.exit(0);
       });
     `;
-    const output = execFileSync(process.execPath, ['-r', join(__dirname, '../support/register-ts.cjs'), '-e', script], { encoding: 'utf8' });
-    const { pid } = JSON.parse(output.trim().split('\n').pop()!) as { pid: number };
-    expect(pid).toBeGreaterThan(0);
-    await until(async () => !isRunning(pid), `etcd (pid ${pid}) to be gone`);
+    // The data dir, which nobody removes after such an exit, goes into a directory of this test's own.
+    const tmp = mkdtempSync(join(tmpdir(), 'etcd-exit-'));
+    try {
+      const output = execFileSync(process.execPath, ['-r', join(__dirname, '../support/register-ts.cjs'), '-e', script], {
+        encoding: 'utf8',
+        env: { ...process.env, TMPDIR: tmp },
+      });
+      const { pid } = JSON.parse(output.trim().split('\n').pop()!) as { pid: number };
+      expect(pid).toBeGreaterThan(0);
+      await until(async () => !isRunning(pid), `etcd (pid ${pid}) to be gone`);
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
+    }
   });
 });
