@@ -2,6 +2,7 @@ import { LockConfigError } from '../errors/lock-config.error.js';
 import { isEtcdClient, isEtcdEndpoint } from '../stores/etcd/etcd-connection-option.js';
 import type { LockStore } from '../stores/lock-store.interface.js';
 import { durationOption } from '../support/duration-option.js';
+import { redactOptionValue } from '../support/redact-option-value.js';
 import { assertRedisConnectionOption } from '../stores/redis/redis-connection.option.js';
 import { resolveTelemetryOptions } from '../observability/lock-telemetry.options.js';
 import { assertPostgresConnectionOption } from '../stores/postgres/postgres-client.factory.js';
@@ -138,13 +139,6 @@ function assertEtcdOption(etcd: unknown): void {
     const list = typeof hosts === 'string' ? [hosts] : hosts;
     if (Array.isArray(list) && list.length > 0 && list.every((host) => typeof host === 'string' && /^\S+$/.test(host) && !host.includes('@'))) return;
   }
-  throw new LockConfigError('etcd', redactCredentials(etcd), expected);
-}
-
-/** An invalid URL may still carry a password: the error shows it without its userinfo. */
-function redactCredentials(value: unknown): unknown {
-  const redact = (text: string): string => text.replace(/\/\/[^/@]*@/, '//***@');
-  if (typeof value === 'string') return redact(value);
-  if (Array.isArray(value)) return value.map((item) => (typeof item === 'string' ? redact(item) : item)).join(', ');
-  return value;
+  // A refused string may carry a password anywhere: it is masked whole; valid endpoints carry none.
+  throw new LockConfigError('etcd', redactOptionValue(etcd, isEtcdEndpoint), expected);
 }

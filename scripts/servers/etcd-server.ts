@@ -151,6 +151,12 @@ class MemberProcess implements EtcdMember {
     this.output = '';
     const child = spawn(this.binary, this.args, { stdio: ['ignore', 'pipe', 'pipe'] });
     this.child = child;
+    // If the test process exits without stopping it (a crashed worker), the member must not outlive it.
+    const killOnExit = (): void => {
+      child.kill('SIGKILL');
+    };
+    process.once('exit', killOnExit);
+    child.once('exit', () => process.off('exit', killOnExit));
     const keep = (chunk: Buffer): void => {
       this.output = (this.output + chunk.toString()).slice(-2_000);
     };

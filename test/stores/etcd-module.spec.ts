@@ -29,11 +29,16 @@ describe("store: 'etcd' in the module", () => {
     expect((error as LockConfigError).option).toBe('etcd');
   });
 
-  it('never prints the password of a URL it refuses', async () => {
-    const error = await startupError({ store: 'etcd', etcd: ['http://locks:hunter2@127.0.0.1:2379'] });
-    expect(error).toBeInstanceOf(LockConfigError);
-    expect((error as Error).message).not.toContain('hunter2');
-    expect((error as Error).message).toContain('127.0.0.1:2379');
+  it('never prints the password of a URL it refuses: a refused string is masked whole, valid endpoints beside it are shown', async () => {
+    for (const etcd of ['http://locks:hunter2@127.0.0.1:2379', 'http://127.0.0.1:2379/?password=hunter2', 'etcd://locks:hun/ter2@db']) {
+      const error = await startupError({ store: 'etcd', etcd });
+      expect(error).toBeInstanceOf(LockConfigError);
+      expect((error as Error).message).toContain('"etcd" = "***"');
+      expect((error as Error).message).not.toMatch(/hunter2|ter2/);
+    }
+    const listed = await startupError({ store: 'etcd', etcd: ['http://127.0.0.1:2379', 'http://locks:hunter2@127.0.0.2:2379'] });
+    expect((listed as Error).message).toContain('"http://127.0.0.1:2379, ***"');
+    expect((listed as Error).message).not.toContain('hunter2');
   });
 
   it('loads the etcd3 package only when an application uses the etcd store', () => {

@@ -25,3 +25,104 @@ export async function until(condition: () => Promise<boolean>, what: string, wit
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
 }
+
+type TxnRequest = Parameters<Etcd3['kv']['txn']>[0];
+
+/** A transaction that re-attaches an existing key to another lease: how the store extends and holds leases. */
+export function isLeaseMove(request: TxnRequest): boolean {
+  const put = request.success?.length === 1 && request.success[0]!.request_put !== undefined;
+  return put && (request.compare ?? []).some((compare) => compare.target === 'Create' && Number(compare.create_revision) > 0);
+}
+
+/** A reply held back on its way to the caller; the request itself reached etcd and took effect. */
+export interface HeldReply {
+  /** Resolves once etcd applied the request (and answered: the answer is what is held back). */
+  readonly landed: Promise<void>;
+  /** Lets the answer through, late: the caller has given up on it by then. */
+  deliver(): void;
+}
+
+/**
+ * Network-fault injection on a real client that a store is handed (nothing about locks is simulated):
+ * the reply to one chosen transaction is held back while the transaction itself reaches etcd and takes
+ * effect (an answer lost or late on its way back), the next reads fail as if the member were
+ * unreachable, and every lease revoke the client sends is tracked, so a test can wait until those sent
+ * so far were answered instead of guessing how long they take.
+ */
+export class EtcdTap {
+  readonly client: Etcd3;
+  private holdNext?: { matches: (request: TxnRequest) => boolean; landed: () => void; gate: Promise<void> };
+  private failingRanges = 0;
+  private afterTtl?: (leaseId: string) => Promise<unknown>;
+  private readonly revokes = new Set<Promise<unknown>>();
+
+  constructor(cluster: EtcdCluster) {
+    this.client = new Etcd3({ hosts: cluster.endpoints });
+    const kv = this.client.kv;
+    const txn = kv.txn.bind(kv);
+    const range = kv.range.bind(kv);
+    kv.txn = async (request, options) => {
+      const held = this.holdNext;
+      if (!held?.matches(request)) return txn(request, options);
+      this.holdNext = undefined;
+      // No deadline: the request must land whatever the caller's timeout, as one stuck on the way back does.
+      const reply = await txn(request);
+      held.landed();
+      await held.gate;
+      return reply;
+    };
+    kv.range = async (request, options) => {
+      if (this.failingRanges > 0) {
+        this.failingRanges--;
+        throw new Error('14 UNAVAILABLE: injected: the member did not answer');
+      }
+      return range(request, options);
+    };
+    const leases = this.client.leaseClient;
+    const revoke = leases.leaseRevoke.bind(leases);
+    leases.leaseRevoke = (request, options) => {
+      const answered = revoke(request, options);
+      const tracked = answered.catch(() => undefined);
+      this.revokes.add(tracked);
+      void tracked.finally(() => this.revokes.delete(tracked));
+      return answered;
+    };
+    const timeToLive = leases.leaseTimeToLive.bind(leases);
+    leases.leaseTimeToLive = async (request, options) => {
+      const reply = await timeToLive(request, options);
+      const hook = this.afterTtl;
+      this.afterTtl = undefined;
+      await hook?.(String(request.ID));
+      return reply;
+    };
+  }
+
+  /** Runs `hook` (say, revoking that lease elsewhere) after the next lease TTL read is answered, before its caller sees it. */
+  afterNextTtlRead(hook: (leaseId: string) => Promise<unknown>): void {
+    this.afterTtl = hook;
+  }
+
+  /** The next transaction that `matches` lands in etcd, but its answer reaches the caller only at `deliver()`. */
+  holdReplyTo(matches: (request: TxnRequest) => boolean): HeldReply {
+    let landed!: () => void;
+    let deliver!: () => void;
+    const gate = new Promise<void>((resolve) => (deliver = resolve));
+    const reply: HeldReply = { landed: new Promise<void>((resolve) => (landed = resolve)), deliver };
+    this.holdNext = { matches, landed, gate };
+    return reply;
+  }
+
+  /** The next `count` reads (kv range requests) fail at once with a gRPC UNAVAILABLE error. */
+  failReads(count: number): void {
+    this.failingRanges = count;
+  }
+
+  /** Resolves once every lease revoke this client sent so far has its answer. */
+  async revokesAnswered(): Promise<void> {
+    while (this.revokes.size > 0) await Promise.all([...this.revokes]);
+  }
+
+  close(): void {
+    this.client.close();
+  }
+}

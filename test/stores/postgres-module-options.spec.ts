@@ -29,12 +29,24 @@ describe("store: 'postgres' module option", () => {
     ['missing', { store: 'postgres' }],
     ['a number', { store: 'postgres', postgres: 5432 }],
     ['another scheme', { store: 'postgres', postgres: 'mysql://app:hunter2@db:3306/app' }],
+    ['a libpq key=value string', { store: 'postgres', postgres: 'host=db user=app password=hunter2' }],
+    ['a URL of another scheme with the password in its query', { store: 'postgres', postgres: 'postgresx://db/app?password=hunter2' }],
+    ['a URL with a slash in its password', { store: 'postgres', postgres: 'mysql://app:hun/ter2@db/app' }],
   ])('rejects a `postgres` option that is %s at startup with LockConfigError naming it, never showing a password', async (_, options) => {
     const error = await startupError(options);
     expect(error).toBeInstanceOf(LockConfigError);
     expect((error as LockConfigError).option).toBe('postgres');
     expect((error as Error).message).toContain('"postgres"');
-    expect((error as Error).message).not.toContain('hunter2');
+    expect((error as Error).message).not.toMatch(/hunter2|ter2/);
+  });
+
+  it('masks the whole of a connection string it refuses for the store built by hand, for the pool and for listen', async () => {
+    const pool = await PostgresLockStore.create({ connection: 'user=app password=hunter2 host=db' }).catch((e: unknown) => e);
+    expect(pool).toMatchObject({ option: 'connection', message: expect.stringContaining('"***"') });
+    expect((pool as Error).message).not.toContain('hunter2');
+    const listen = await PostgresLockStore.create({ connection: db.url, listen: 'dbname=app password=hunter2' }).catch((e: unknown) => e);
+    expect(listen).toMatchObject({ option: 'listen', message: expect.stringContaining('"***"') });
+    expect((listen as Error).message).not.toContain('hunter2');
   });
 
   it('rejects a bad schema or table of a store built by hand, naming the option', async () => {

@@ -9,7 +9,8 @@ export class EtcdCommands {
   constructor(
     /** `host:port,host:port`, from `describeEndpoints`: never credentials. */
     readonly endpoints: string,
-    private readonly timeoutMs: number,
+    /** How long one request may take before its outcome counts as unknown. */
+    readonly timeoutMs: number,
   ) {}
 
   /**

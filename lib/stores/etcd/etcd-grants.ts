@@ -1,3 +1,20 @@
+/** An etcd lease the store granted. */
+export interface EtcdLease {
+  readonly id: string;
+  readonly ttlSeconds: number;
+}
+
+/**
+ * A move of a grant's key to another lease (`extend` to a new length) whose answer never came: the key is
+ * on the grant's lease or on this one, and until the store has found out which, neither is revoked.
+ */
+export interface EtcdPendingMove extends EtcdLease {
+  /** The length the move asked for, which the grant takes on if the key turns out to be on this lease. */
+  readonly leaseMs: number;
+  /** Local time the lease's grant (or its last keep-alive that got through) was sent: it runs at least `leaseMs` from then. */
+  refreshedAt: number;
+}
+
 /** What the store remembers of a lease it granted (holder or waiter that became holder). */
 export interface EtcdGrant {
   readonly key: string;
@@ -11,6 +28,14 @@ export interface EtcdGrant {
   leaseMs: number;
   /** Local time the last grant or keep-alive that got through was sent. */
   refreshedAt: number;
+  /** Set while a move to another lease has an unknown outcome (see `settleMove`). */
+  moving?: EtcdPendingMove;
+}
+
+/** Every lease the grant's key may be attached to: its own, and the one an unanswered move may have put it on. */
+export function leasesOf(grant: EtcdGrant): EtcdLease[] {
+  const own = { id: grant.leaseId, ttlSeconds: grant.ttlSeconds };
+  return grant.moving ? [own, grant.moving] : [own];
 }
 
 /** Forgotten once the etcd lease has surely run out: twice its TTL without a keep-alive. */
@@ -50,7 +75,9 @@ export class EtcdGrants {
   private sweep(now: number): EtcdGrant[] {
     const swept: EtcdGrant[] = [];
     for (const [token, grant] of this.byToken) {
-      if (now - grant.refreshedAt > FORGET_AFTER_TTLS * grant.ttlSeconds * 1_000) {
+      const lastSign = Math.max(grant.refreshedAt, grant.moving?.refreshedAt ?? 0);
+      const longestTtl = Math.max(grant.ttlSeconds, grant.moving?.ttlSeconds ?? 0);
+      if (now - lastSign > FORGET_AFTER_TTLS * longestTtl * 1_000) {
         this.byToken.delete(token);
         swept.push(grant);
       }

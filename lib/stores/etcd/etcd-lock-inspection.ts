@@ -4,9 +4,8 @@ import type { EtcdCommands } from './etcd-commands.js';
 import { decodeWaiterValue, type EtcdKeyLayout } from './etcd-key-layout.js';
 import { remainingMs } from './etcd-lease-length.js';
 import { revision, type EtcdRpc, type KeyValue } from './txns/etcd-rpc.js';
-import { heldKeysTxn } from './txns/held-keys.txn.js';
 import { leaseTtl, revokeLease } from './txns/leases.rpc.js';
-import { allKeysQuery, ownerQuery } from './txns/owners.query.js';
+import { allKeysQuery, keyQuery, ownerQuery } from './txns/owners.query.js';
 import { releaseTxn } from './txns/release.txn.js';
 
 /** A lease id of 0 means the key has no lease: not one of ours (someone wrote it by hand). */
@@ -49,26 +48,33 @@ export class EtcdLockInspection {
   /**
    * Takes the lock from whoever holds it by revoking the owner's etcd lease: that deletes exactly the key
    * of that one grant (every grant has its own lease), which wakes the next waiter, and the holder's next
-   * keep-alive finds its lease gone. With `fencingToken`, only the grant whose key was created at that
-   * revision is taken, so a holder that took over after the operator looked is never the one removed.
+   * keep-alive finds its lease gone. Only the grant whose key was created at `fencingToken` is taken, so a
+   * holder that took over after the operator looked is never the one removed. Without a token, the owner
+   * this call sees first is the one the operator meant: if its grant ends on its own meanwhile (its lease
+   * runs out between the look and the revoke), the lock is reported not held, and its successor is left
+   * alone.
    */
   async forceRelease(key: string, fencingToken?: number): Promise<ForceReleaseResult> {
+    let target = fencingToken;
     for (let round = 0; round < FORCE_RELEASE_ROUNDS; round++) {
       const owner = await this.commands.run('force-release', key, (options) => ownerQuery(this.rpc, options, this.layout.lockRange(key)));
       if (!owner) return { released: false, reason: 'not-held' };
+      const createRevision = revision(owner.create_revision);
+      target ??= createRevision;
+      if (createRevision !== target && fencingToken === undefined) return { released: false, reason: 'not-held' };
       const lock = await this.describe(key, owner);
       if (!lock) continue;
-      if (fencingToken !== undefined && lock.fencingToken !== fencingToken) return { released: false, reason: 'fencing-mismatch', current: lock };
-      const held = { waiterKey: owner.key, createRevision: lock.fencingToken };
+      if (createRevision !== target) return { released: false, reason: 'fencing-mismatch', current: lock };
       if (owner.lease === NO_LEASE) {
-        if (await this.commands.run('force-release', key, (options) => releaseTxn(this.rpc, options, held.waiterKey, held.createRevision))) {
+        if (await this.commands.run('force-release', key, (options) => releaseTxn(this.rpc, options, owner.key, createRevision))) {
           return { released: true, lock };
         }
         continue;
       }
       const revoked = await this.commands.run('force-release', key, (options) => revokeLease(this.rpc, options, owner.lease));
       // The holder may have moved its key to a new lease meanwhile (extend, minimum hold): look again.
-      const [stillThere] = await this.commands.run('force-release', key, (options) => heldKeysTxn(this.rpc, options, [held]));
+      const now = await this.commands.run('force-release', key, (options) => keyQuery(this.rpc, options, owner.key));
+      const stillThere = now !== undefined && revision(now.create_revision) === createRevision;
       if (!stillThere && revoked) return { released: true, lock };
     }
     throw this.commands.unavailable('force-release', key, 'the holder kept moving its key to new leases');

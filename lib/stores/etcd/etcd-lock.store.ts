@@ -1,5 +1,6 @@
 import type { Etcd3 } from 'etcd3';
 import { LockStoreUnavailableError } from '../../errors/lock-store-unavailable.error.js';
+import { followSignals } from '../../support/follow-signals.js';
 import type {
   AcquireResult,
   ForceReleaseResult,
@@ -13,7 +14,8 @@ import type {
 import { watchDeletions, type DeletionWatch } from './etcd-deletion-watch.js';
 import { decodeWaiterValue, encodeWaiterValue } from './etcd-key-layout.js';
 import type { ShortLeasePolicy } from './etcd-lease-length.js';
-import { keepForMinimumHold, reletGrant } from './etcd-lease-moves.js';
+import { leasesOf } from './etcd-grants.js';
+import { keepForMinimumHold, reletGrant, settleMove, unsettledOutcome } from './etcd-lease-moves.js';
 import { EtcdLockInspection } from './etcd-lock-inspection.js';
 import { acquireInQueue } from './etcd-lock-queue.js';
 import { etcdQueueBackend } from './etcd-queue.backend.js';
@@ -60,6 +62,8 @@ export class EtcdLockStore implements LockStore {
     this.inspection = new EtcdLockInspection(this.context.rpc, this.context.commands, this.context.layout);
     this.renewal = new EtcdRenewal(this.context.rpc, this.context.commands, this.context.grants, {
       relet: (grant, leaseMs, sentAt) => reletGrant(this.context, grant, leaseMs, sentAt),
+      settle: (grant) => settleMove(this.context, grant, 'renew'),
+      unsettled: (grant, error) => unsettledOutcome(this.context, grant, error),
       forget: (token, grant) => this.context.forget(token, grant),
     });
   }
@@ -90,9 +94,10 @@ export class EtcdLockStore implements LockStore {
 
   acquireQueued(request: QueuedAcquireRequest): Promise<QueuedAcquireOutcome> {
     // Closing the store ends every wait at once (with a store error), so shutdown never waits for waitMs.
-    const signal = request.signal ? AbortSignal.any([request.signal, this.closing.signal]) : this.closing.signal;
-    const outcome = acquireInQueue({ ...request, signal }, etcdQueueBackend(this.context));
-    const settled = outcome.catch(() => undefined);
+    // The store-lifetime signal is followed only while this wait lasts: it would collect a listener per wait.
+    const followed = request.signal ? followSignals(request.signal, this.closing.signal) : undefined;
+    const outcome = acquireInQueue({ ...request, signal: followed?.signal ?? this.closing.signal }, etcdQueueBackend(this.context));
+    const settled = outcome.catch(() => undefined).finally(() => followed?.stop());
     this.waiting.add(settled);
     void settled.finally(() => this.waiting.delete(settled));
     return outcome;
@@ -106,9 +111,11 @@ export class EtcdLockStore implements LockStore {
     try {
       if (await commands.run('release', key, (options) => releaseTxn(rpc, options, grant.waiterKey, grant.fencingToken))) return true;
       // etcd3 retries a request whose connection broke on another member: "not ours" may then be our own
-      // delete seen twice. Only a release deletes a key while its lease lives (expiry and force-release go
-      // through the lease), so a live lease means the key was ours until we deleted it.
-      return (await commands.run('release', key, (options) => leaseTtl(rpc, options, grant.leaseId))) > 0;
+      // delete seen twice. Only a release deletes a key while the lease it is attached to lives (expiry and
+      // force-release go through the lease). The key was on the grant's lease, or on the one an unanswered
+      // move may have put it on: if every one of them is alive, it was ours until we deleted it.
+      const ttls = await Promise.all(leasesOf(grant).map(({ id }) => commands.run('release', key, (options) => leaseTtl(rpc, options, id))));
+      return ttls.every((ttl) => ttl > 0);
     } finally {
       // Whatever happened, the grant is over. Revoking its lease deletes the key too if it is still there
       // (a release without an answer), and is token-checked by nature: the lease is this grant's alone.

@@ -1,6 +1,6 @@
 import type { RenewOutcome, RenewRequest } from '../lock-store.interface.js';
 import type { EtcdCommands } from './etcd-commands.js';
-import type { EtcdGrant, EtcdGrants } from './etcd-grants.js';
+import { leasesOf, type EtcdGrant, type EtcdGrants } from './etcd-grants.js';
 import type { EtcdRpc } from './txns/etcd-rpc.js';
 import { heldKeysTxn, MAX_TXN_OPS } from './txns/held-keys.txn.js';
 import { keepAliveOnce } from './txns/leases.rpc.js';
@@ -8,6 +8,10 @@ import { keepAliveOnce } from './txns/leases.rpc.js';
 export interface RenewalHooks {
   /** Moves a grant to a lease of another length; true when the key was still ours. */
   relet(grant: EtcdGrant, leaseMs: number, sentAt: number): Promise<boolean>;
+  /** Finds out where an unanswered move left the grant's key (see `settleMove`); true while it is still ours. */
+  settle(grant: EtcdGrant): Promise<boolean>;
+  /** The outcome to report while a move stays unsettled: unknown, or lost once that is the only safe answer. */
+  unsettled(grant: EtcdGrant, error: Error): RenewOutcome;
   /** Drops a grant that turned out lost, revoking what is left of it. */
   forget(token: string, grant: EtcdGrant): void;
 }
@@ -23,7 +27,9 @@ interface Entry {
  * holders' keys (a keep-alive cannot tell that a key was force-released while its lease lives), in
  * transactions of up to 128 keys. Each request gets its own outcome: `true`, `false` (lease or key gone:
  * the lease is lost), or the store error that left it unknown, which the watchdog retries until its own
- * deadline. Requests with a new lease length (an `extend(ms)`) move the key to a new lease instead.
+ * deadline. Requests with a new lease length (an `extend(ms)`) move the key to a new lease instead. A
+ * grant whose last move got no answer is settled first; while it cannot be, both of its leases get
+ * keep-alives and its outcome stays unknown.
  */
 export class EtcdRenewal {
   constructor(
@@ -37,26 +43,58 @@ export class EtcdRenewal {
     const sentAt = Date.now();
     const results = new Array<RenewOutcome>(requests.length);
     const keepAlive: Entry[] = [];
+    const unsettled: Entry[] = [];
     const relets: Array<Promise<void>> = [];
+    const settling: Array<Promise<void>> = [];
+    const sort = (entry: Entry, leaseMs: number): void => {
+      if (leaseMs === entry.grant.leaseMs) keepAlive.push(entry);
+      else relets.push(this.relet(entry, leaseMs, sentAt, results));
+    };
     requests.forEach(({ key, token, leaseMs }, index) => {
       const grant = this.grants.get(key, token);
-      if (!grant) results[index] = false;
-      else if (leaseMs === grant.leaseMs) keepAlive.push({ index, token, grant });
-      else relets.push(this.relet({ index, token, grant }, leaseMs, sentAt, results));
+      if (!grant) return void (results[index] = false);
+      const entry = { index, token, grant };
+      if (!grant.moving) return sort(entry, leaseMs);
+      settling.push(
+        this.settle(entry, results, unsettled).then((held) => {
+          if (held) sort(entry, leaseMs);
+        }),
+      );
     });
-    await Promise.all([this.keepAlive(keepAlive, sentAt, results), ...relets]);
+    await Promise.all(settling);
+    await Promise.all([this.keepAlive(keepAlive, unsettled, sentAt, results), ...relets]);
     return results;
   }
 
-  private async keepAlive(entries: Entry[], sentAt: number, results: RenewOutcome[]): Promise<void> {
-    if (entries.length === 0) return;
-    const what = describe(entries);
+  private async settle(entry: Entry, results: RenewOutcome[], unsettled: Entry[]): Promise<boolean> {
+    try {
+      if (await this.hooks.settle(entry.grant)) return true;
+      this.lost(entry, results);
+    } catch (error) {
+      const outcome = this.hooks.unsettled(entry.grant, error as Error);
+      if (outcome === false) this.lost(entry, results);
+      else {
+        results[entry.index] = outcome;
+        unsettled.push(entry);
+      }
+    }
+    return false;
+  }
+
+  /** `unsettled` entries only get keep-alives for both their leases: their outcome stays the error they have. */
+  private async keepAlive(entries: Entry[], unsettled: Entry[], sentAt: number, results: RenewOutcome[]): Promise<void> {
+    if (entries.length + unsettled.length === 0) return;
+    const what = describe([...entries, ...unsettled]);
+    const ids = [...entries.map((e) => e.grant.leaseId), ...unsettled.flatMap((e) => leasesOf(e.grant).map((lease) => lease.id))];
     let ttls: Map<string, number>;
     try {
-      ttls = await this.commands.run('renew', what, (options) => keepAliveOnce(this.rpc, options, entries.map((e) => e.grant.leaseId)));
+      ttls = await this.commands.run('renew', what, (options) => keepAliveOnce(this.rpc, options, ids));
     } catch (error) {
       for (const entry of entries) results[entry.index] = error as Error;
       return;
+    }
+    for (const { grant } of unsettled) {
+      if (grant.moving && (ttls.get(grant.moving.id) ?? 0) > 0) grant.moving.refreshedAt = Math.max(grant.moving.refreshedAt, sentAt);
     }
     const alive: Entry[] = [];
     for (const entry of entries) {
@@ -70,7 +108,11 @@ export class EtcdRenewal {
         let held: boolean[];
         try {
           held = await this.commands.run('renew', describe(chunk), (options) =>
-            heldKeysTxn(this.rpc, options, chunk.map(({ grant }) => ({ waiterKey: grant.waiterKey, createRevision: grant.fencingToken }))),
+            heldKeysTxn(
+              this.rpc,
+              options,
+              chunk.map(({ grant }) => ({ waiterKey: grant.waiterKey, createRevision: grant.fencingToken, leaseId: grant.leaseId })),
+            ),
           );
         } catch (error) {
           for (const entry of chunk) results[entry.index] = error as Error;

@@ -1,17 +1,11 @@
 import type { Etcd3 } from 'etcd3';
 import { BackgroundTasks } from './background-tasks.js';
 import { EtcdCommands } from './etcd-commands.js';
-import { EtcdGrants, type EtcdGrant } from './etcd-grants.js';
+import { EtcdGrants, leasesOf, type EtcdGrant, type EtcdLease } from './etcd-grants.js';
 import { EtcdKeyLayout } from './etcd-key-layout.js';
 import { EtcdLeaseLength, type ShortLeasePolicy } from './etcd-lease-length.js';
 import type { EtcdRpc } from './txns/etcd-rpc.js';
 import { grantLease, revokeLease } from './txns/leases.rpc.js';
-
-/** An etcd lease the store granted. */
-export interface EtcdLease {
-  readonly id: string;
-  readonly ttlSeconds: number;
-}
 
 export interface EtcdStoreSettings {
   readonly keyPrefix: string;
@@ -73,12 +67,15 @@ export class EtcdStoreContext {
   }
 
   remember(token: string, grant: EtcdGrant): void {
-    for (const swept of this.grants.add(token, grant)) this.revokeLater({ id: swept.leaseId, ttlSeconds: swept.ttlSeconds });
+    for (const swept of this.grants.add(token, grant)) for (const lease of leasesOf(swept)) this.revokeLater(lease);
   }
 
-  /** Drops a grant and revokes its lease (which takes its key along, if it is still attached). */
+  /**
+   * Drops a grant and revokes its lease (which takes its key along, if it is still attached), and the
+   * lease an unanswered move may have put the key on.
+   */
   forget(token: string, grant: EtcdGrant): void {
     this.grants.delete(token);
-    this.revokeLater({ id: grant.leaseId, ttlSeconds: grant.ttlSeconds });
+    for (const lease of leasesOf(grant)) this.revokeLater(lease);
   }
 }

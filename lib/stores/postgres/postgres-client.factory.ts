@@ -1,5 +1,7 @@
 import { loadOptionalPeer } from '../../support/optional-peer.js';
 import { LockConfigError } from '../../errors/lock-config.error.js';
+import { redactOptionValue } from '../../support/redact-option-value.js';
+import { destroySocket, settlesWithin } from './postgres-shutdown.js';
 import type {
   PostgresConnectionOption,
   PostgresListenClient,
@@ -15,6 +17,11 @@ export interface PostgresConnection {
   /** `host:port`, for error messages (never the user or password). */
   readonly address: string;
   openListener(): PostgresListenClient;
+  /**
+   * Ends the pool the store opened (a pool handed in stays open): waits up to `withinMs` for its clients,
+   * then destroys the sockets of those still waiting for an answer, and waits that long once more.
+   */
+  close(withinMs: number): Promise<void>;
 }
 
 export interface PostgresConnectionSettings {
@@ -24,6 +31,13 @@ export interface PostgresConnectionSettings {
 }
 
 const APPLICATION_NAME = 'nestjs-distributed-lock';
+
+/**
+ * How much longer than `commandTimeoutMs` a client of the library's own pool waits for a reply before it
+ * gives the connection up: the server's `statement_timeout` (a known outcome: cancelled, nothing changed)
+ * comes first whenever the server can still answer.
+ */
+const QUERY_TIMEOUT_MARGIN_MS = 1_000;
 
 export function isPostgresPool(value: unknown): value is PostgresPool {
   return (
@@ -42,13 +56,13 @@ export function isServerError(error: unknown): boolean {
 }
 
 /**
- * A `postgres://` URL, pool settings, or (for the pool only) an existing pool. A bad URL is shown with
- * its password masked.
+ * A `postgres://` URL, pool settings, or (for the pool only) an existing pool. A refused string is shown
+ * masked whole: it may be a libpq `key=value` string or carry its password anywhere.
  */
 export function assertPostgresConnectionOption(name: string, value: unknown, poolAllowed = true, required = ''): void {
   if (typeof value === 'string') {
     if (/^postgres(ql)?:\/\//.test(value)) return;
-    throw new LockConfigError(name, redactConnectionString(value), 'a postgres:// or postgresql:// URL');
+    throw new LockConfigError(name, redactOptionValue(value), 'a postgres:// or postgresql:// URL (the value is not shown: it may hold a password)');
   }
   if (poolAllowed && isPostgresPool(value)) return;
   if (typeof value === 'object' && value !== null && !Array.isArray(value)) return;
@@ -57,14 +71,6 @@ export function assertPostgresConnectionOption(name: string, value: unknown, poo
     value,
     (poolAllowed ? 'a PostgreSQL URL, node-postgres pool settings or a pg.Pool' : 'a PostgreSQL URL or node-postgres client settings') + required,
   );
-}
-
-/**
- * A connection string with any password masked, for messages about a bad option:
- * `postgres://app:***@db:5432/app`, `app:***@db` (whatever scheme, or none).
- */
-export function redactConnectionString(value: string): string {
-  return value.replace(/^(.*?\/\/)?([^@]*?):[^@]*@/, '$1$2:***@');
 }
 
 type PgModule = {
@@ -84,7 +90,10 @@ function configOf(option: string | PostgresPoolConfig): Record<string, unknown> 
 /**
  * Opens the pool the store runs on, or wraps the user's. A pool the library opens has a statement timeout
  * of `commandTimeoutMs`, so a statement stuck on a row lock ends with a known outcome (cancelled, nothing
- * changed) instead of an unknown one, and it ignores idle-client errors (a restart, a failover): the next
+ * changed) instead of an unknown one; a client-side `query_timeout` a little longer, so a reply that never
+ * comes (a dead peer, a lost route) ends the wait and the connection instead of holding its client (and
+ * `pool.end()`) forever; and TCP keepalive, so an idle connection to a vanished server is noticed. Each of
+ * these is the user's to override. It ignores idle-client errors (a restart, a failover): the next
  * statement reports them to its caller. It connects on first use, so an application that fails to start
  * leaves no socket behind.
  */
@@ -97,8 +106,13 @@ export async function createPostgresConnection(
   const ownDefaults = {
     application_name: APPLICATION_NAME,
     statement_timeout: settings.commandTimeoutMs,
+    query_timeout: settings.commandTimeoutMs + QUERY_TIMEOUT_MARGIN_MS,
     connectionTimeoutMillis: settings.commandTimeoutMs,
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
   };
+  // The clients of the library's own pool, so close() can cut those a dead server never answers.
+  const clients = new Set<unknown>();
   let pool: PostgresPool;
   let poolConfig: Record<string, unknown>;
   let ClientClass = pg.Client;
@@ -113,7 +127,11 @@ export async function createPostgresConnection(
     poolConfig = { ...ownDefaults, ...configOf(option) };
     const owned = new pg.Pool(poolConfig);
     owned.on('error', ignore);
-    owned.on('connect', (client) => (client as { on(event: string, listener: () => void): void }).on('error', ignore));
+    owned.on('connect', (client) => {
+      clients.add(client);
+      (client as { on(event: string, listener: () => void): void }).on('error', ignore);
+    });
+    owned.on('remove', (client) => clients.delete(client));
     pool = owned;
   }
   const listenConfig = {
@@ -131,6 +149,13 @@ export async function createPostgresConnection(
     owned: !reused,
     address,
     openListener: () => new ClientClass(listenConfig),
+    close: async (withinMs) => {
+      if (reused) return;
+      const ended = pool.end();
+      if (await settlesWithin(ended, withinMs)) return;
+      for (const client of clients) destroySocket(client);
+      await settlesWithin(ended, withinMs);
+    },
   };
 }
 

@@ -31,8 +31,9 @@ export interface PostgresPool {
 
 /**
  * node-postgres pool settings (`pg.PoolConfig`). The library's own pool fills in `statement_timeout` and
- * `connectionTimeoutMillis` (both `commandTimeoutMs`) and `application_name` unless you set them; set
- * `statement_timeout: 0` behind a PgBouncer that rejects unknown startup parameters.
+ * `connectionTimeoutMillis` (both `commandTimeoutMs`), `query_timeout` (`commandTimeoutMs` + 1 s: a reply
+ * that never comes gives its connection up), `keepAlive: true` and `application_name` unless you set them;
+ * set `statement_timeout: 0` behind a PgBouncer that rejects unknown startup parameters.
  */
 export interface PostgresPoolConfig {
   readonly connectionString?: string | undefined;

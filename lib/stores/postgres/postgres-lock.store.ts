@@ -29,6 +29,7 @@ export class PostgresLockStore implements LockStore {
   private tableReady?: Promise<void>;
   private nextSweepAt: number;
   private sweeping?: Promise<unknown>;
+  private closing = false;
 
   /** Opens (or wraps) the pool, loading node-postgres on the way; connects on first use. */
   static async create(options: PostgresLockStoreOptions): Promise<PostgresLockStore> {
@@ -47,7 +48,7 @@ export class PostgresLockStore implements LockStore {
     private readonly options: ResolvedStoreOptions,
   ) {
     this.queries = new PostgresLockQueries(table);
-    this.listener = new PostgresReleaseListener(connection.openListener);
+    this.listener = new PostgresReleaseListener(connection.openListener, options.commandTimeoutMs);
     this.nextSweepAt = Date.now() + options.sweepEveryMs;
   }
 
@@ -117,16 +118,17 @@ export class PostgresLockStore implements LockStore {
 
   /**
    * Deletes rows that ended more than `sweep.retainMs` ago, now (acquisitions also start it once per
-   * `sweep.everyMs`). Returns how many rows went.
+   * `sweep.everyMs`). Returns how many rows went. Stops after the batch it is in once the store closes.
    */
   async purgeExpired(): Promise<number> {
     await this.ready();
     let deleted = 0;
-    for (;;) {
+    while (!this.closing) {
       const batch = await this.queries.sweep(this.connection.pool, this.options.retainMs, SWEEP_BATCH);
       deleted += batch;
-      if (batch < SWEEP_BATCH) return deleted;
+      if (batch < SWEEP_BATCH) break;
     }
+    return deleted;
   }
 
   /**
@@ -137,10 +139,14 @@ export class PostgresLockStore implements LockStore {
     return this.queries.leaseCheck(this.name(lease.key), lease.fencingToken);
   }
 
+  /**
+   * Closes the LISTEN connection and the pool the store opened, within about `commandTimeoutMs` even when
+   * the server stopped answering: statements still waiting then have their connections cut (their callers
+   * were already told the outcome is unknown). A sweep stops after its current batch.
+   */
   async close(): Promise<void> {
-    await this.listener.close();
-    await this.sweeping?.catch(() => undefined);
-    if (this.connection.owned) await this.connection.pool.end().catch(() => undefined);
+    this.closing = true;
+    await Promise.all([this.listener.close(), this.connection.close(this.options.commandTimeoutMs)]);
   }
 
   private name(key: string): string {

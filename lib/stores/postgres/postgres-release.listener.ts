@@ -1,5 +1,6 @@
 import type { PostgresListenClient } from './postgres-connection.interface.js';
 import { listenStatement } from './postgres-lock-table.js';
+import { destroySocket, settlesWithin } from './postgres-shutdown.js';
 
 interface Subscription {
   readonly listeners: Set<() => void>;
@@ -22,6 +23,9 @@ const MAX_RECONNECT_MS = 5_000;
 export class PostgresReleaseListener {
   private client?: PostgresListenClient;
   private connecting?: Promise<PostgresListenClient>;
+  /** The client `connect()` is opening: close() must end it too, or it connects after the store closed. */
+  private opening?: PostgresListenClient;
+  private readonly discarded = new WeakSet<PostgresListenClient>();
   private readonly subscriptions = new Map<string, Subscription>();
   private interrupted = false;
   private reconnectTimer?: NodeJS.Timeout;
@@ -30,7 +34,11 @@ export class PostgresReleaseListener {
   /** LISTEN/UNLISTEN go one at a time, in order (node-postgres deprecates overlapping queries on a client). */
   private serial: Promise<unknown> = Promise.resolve();
 
-  constructor(private readonly open: () => PostgresListenClient) {}
+  constructor(
+    private readonly open: () => PostgresListenClient,
+    /** How long ending a connection may take before its socket is destroyed (the store's `commandTimeoutMs`). */
+    private readonly endWithinMs: number,
+  ) {}
 
   /** Resolves once the channel is listened to, with the function that stops this listener. */
   async listen(channel: string, listener: () => void): Promise<() => void> {
@@ -64,13 +72,14 @@ export class PostgresReleaseListener {
     return stop;
   }
 
+  /** Ends the connection (and one being opened) within the bound, whether or not the server answers. */
   async close(): Promise<void> {
     this.closed = true;
     clearTimeout(this.reconnectTimer);
     this.subscriptions.clear();
-    const client = this.client ?? (await this.connecting?.catch(() => undefined));
+    const clients = [this.client, this.opening].filter((client): client is PostgresListenClient => client !== undefined);
     this.client = undefined;
-    if (client) await this.discard(client);
+    await Promise.all(clients.map((client) => this.discard(client)));
   }
 
   private command(statement: string): Promise<void> {
@@ -94,6 +103,7 @@ export class PostgresReleaseListener {
 
   private async connect(): Promise<PostgresListenClient> {
     const client = this.open();
+    this.opening = client;
     client.on('notification', ({ channel }) => {
       for (const listener of this.subscriptions.get(channel)?.listeners ?? []) listener();
     });
@@ -108,6 +118,8 @@ export class PostgresReleaseListener {
     } catch (error) {
       await this.discard(client);
       throw error;
+    } finally {
+      this.opening = undefined;
     }
     this.client = client;
     this.reconnectDelayMs = MIN_RECONNECT_MS;
@@ -138,10 +150,18 @@ export class PostgresReleaseListener {
     this.reconnectTimer.unref();
   }
 
-  /** Ends a client we no longer use; its late errors are expected and ignored. */
+  /**
+   * Ends a client we no longer use; its late errors are expected and ignored. `end()` says goodbye and
+   * waits for the socket to close, which a server that stopped answering never lets happen: past the
+   * bound, the socket is destroyed.
+   */
   private async discard(client: PostgresListenClient): Promise<void> {
+    // close() and a failing connect() may both discard the client being opened: a second end() would
+    // wait for an 'end' that already came.
+    if (this.discarded.has(client)) return;
+    this.discarded.add(client);
     client.removeAllListeners();
     client.on('error', () => undefined);
-    await client.end().catch(() => undefined);
+    if (!(await settlesWithin(client.end(), this.endWithinMs))) destroySocket(client);
   }
 }

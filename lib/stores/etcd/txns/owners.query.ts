@@ -27,3 +27,9 @@ export async function allKeysQuery(
     from = Buffer.concat([reply.kvs[reply.kvs.length - 1]!.key, Buffer.from([0])]);
   }
 }
+
+/** One waiter key as it is now (its create revision and the lease it is attached to), if it exists. */
+export async function keyQuery(rpc: EtcdRpc, options: CallOptions, waiterKey: Buffer): Promise<KeyValue | undefined> {
+  const reply = await rpc.kv.range({ key: waiterKey, keys_only: true }, options);
+  return reply.kvs[0];
+}
