@@ -1,16 +1,27 @@
 import { RedisScript, type RedisClient } from './define-script.js';
 
 /**
- * KEYS[i] lock hashes; ARGV[2i-1] token and ARGV[2i] lease ms for KEYS[i].
+ * True when `value` (a lock key's value, see lock-value.ts; false for a missing key, an error table for a
+ * value of another type) carries `token`.
+ */
+const OWNED_BY = `
+local function owned(value, token)
+  local n = #token
+  return type(value) == 'string' and string.sub(value, 2, n + 1) == token and string.byte(value, n + 2) == 124
+end`;
+
+/**
+ * KEYS[i] lock keys; ARGV[2i-1] token and ARGV[2i] lease ms for KEYS[i].
  *
  * One call renews a whole batch, which is what keeps the watchdog's traffic at one command per interval.
  * PEXPIRE only ever touches an existing key whose token matches, so a renewal can neither re-create a
- * released key nor extend somebody else's.
+ * released key nor extend somebody else's. A value this library did not write (WRONGTYPE included) is not
+ * ours.
  */
-const script = new RedisScript(`
+const script = new RedisScript(`${OWNED_BY}
 local renewed = {}
 for i, key in ipairs(KEYS) do
-  if redis.pcall('HGET', key, 't') == ARGV[2 * i - 1] then
+  if owned(redis.pcall('GET', key), ARGV[2 * i - 1]) then
     redis.call('PEXPIRE', key, ARGV[2 * i])
     renewed[i] = 1
   else
@@ -65,7 +76,7 @@ export function renewManyScript(call: RenewCall): Promise<RenewCallReply> {
 }
 
 /**
- * KEYS[1] one of the lock hashes (it routes the call to its node); ARGV[3i-2] lock hash, ARGV[3i-1] token,
+ * KEYS[1] one of the lock keys (it routes the call to its node); ARGV[3i-2] lock key, ARGV[3i-1] token,
  * ARGV[3i] lease ms, for every entry.
  *
  * The Cluster form: one call per node, not per hash slot. Redis 7's `allow-cross-slot-keys` lets a script
@@ -74,13 +85,13 @@ export function renewManyScript(call: RenewCall): Promise<RenewCallReply> {
  * moved since the client last looked) answers 2, "elsewhere": unknown, retried after a slot refresh. A
  * foreign value at a lock key (WRONGTYPE) is simply not ours, as in the single-node script.
  */
-const nodeScript = new RedisScript(`#!lua flags=allow-cross-slot-keys
+const nodeScript = new RedisScript(`#!lua flags=allow-cross-slot-keys${OWNED_BY}
 local renewed = {}
 for i = 1, #ARGV, 3 do
-  local owner = redis.pcall('HGET', ARGV[i], 't')
-  if type(owner) == 'table' and owner.err and not string.find(owner.err, '^WRONGTYPE') then
+  local value = redis.pcall('GET', ARGV[i])
+  if type(value) == 'table' and value.err and not string.find(value.err, '^WRONGTYPE') then
     renewed[#renewed + 1] = 2
-  elseif owner == ARGV[i + 1] then
+  elseif owned(value, ARGV[i + 1]) then
     redis.call('PEXPIRE', ARGV[i], ARGV[i + 2])
     renewed[#renewed + 1] = 1
   else
