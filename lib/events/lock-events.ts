@@ -22,6 +22,14 @@ export class LockEvents {
   }
 
   /**
+   * @internal Whether anyone listens to `event`, here or on its diagnostics channel. Hot paths ask first,
+   * so that an event nobody listens to costs them not even the closure that would build it.
+   */
+  wants(event: LockEventName): boolean {
+    return this.emitter.listenerCount(event) > 0 || LOCK_EVENT_CHANNELS[event].hasSubscribers;
+  }
+
+  /**
    * @internal The payload is built only when someone listens, here or on the event's diagnostics channel:
    * with 10 000 leases the watchdog would otherwise allocate an event per lease per interval for nobody.
    */

@@ -62,8 +62,9 @@ export class Lease implements AsyncDisposable, WatchedLease {
     this.leaseMs = grant.leaseMs;
     this.minHoldMs = grant.minHoldMs;
     this.autoRenew = grant.autoRenew;
-    this.localExpiry = grant.sentAt + grant.leaseMs;
-    host.watchdog.watch(this, grant.sentAt);
+    const ttlMs = grant.ttlMs ?? grant.leaseMs;
+    this.localExpiry = grant.sentAt + ttlMs;
+    host.watchdog.watch(this, grant.sentAt, ttlMs);
   }
 
   /** Aborted, with a `LeaseLostError` as reason, when the lease is lost. Not aborted by a normal release. */
@@ -150,7 +151,8 @@ export class Lease implements AsyncDisposable, WatchedLease {
    * store could not be reached: the key then expires on its own after the lease.
    */
   release(): Promise<void> {
-    this.releasing ??= this.releaseOnce(this.host.scopesHere(this));
+    // A lease no scope runs under (a manual acquire) has none in the caller's chain either: no lookup.
+    this.releasing ??= this.releaseOnce(this.scopes.idle() ? 0 : this.host.scopesHere(this));
     return this.releasing;
   }
 
@@ -295,7 +297,7 @@ export class Lease implements AsyncDisposable, WatchedLease {
   }
 
   private keptMs(): number {
-    return Math.max(0, this.minHoldMs - (Date.now() - this.grantedAt));
+    return this.minHoldMs === 0 ? 0 : Math.max(0, this.minHoldMs - (Date.now() - this.grantedAt));
   }
 
   /** `own`: scopes of this lease in the caller's own call chain, which must not wait for themselves. */
@@ -325,7 +327,7 @@ export class Lease implements AsyncDisposable, WatchedLease {
     if (this.state !== 'releasing') return;
     this.state = 'released';
     this.host.settled(this);
-    this.host.events.emit('released', () => ({ ...this.describe(), heldMs: this.heldMs(), keptMs }));
+    if (this.host.events.wants('released')) this.host.events.emit('released', () => ({ ...this.describe(), heldMs: this.heldMs(), keptMs }));
   }
 
   private heldMs(): number {

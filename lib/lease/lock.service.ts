@@ -1,6 +1,7 @@
 import { Inject, Injectable, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { LeaseLostError } from '../errors/lease-lost.error.js';
 import { LockNotAcquiredError } from '../errors/lock-not-acquired.error.js';
+import { LockStoreUnavailableError } from '../errors/lock-store-unavailable.error.js';
 import { LockReentryError } from '../errors/lock-reentry.error.js';
 import { AcquireTally } from '../events/acquire-tally.js';
 import { LockEvents } from '../events/lock-events.js';
@@ -9,16 +10,16 @@ import { RESOLVED_LOCK_OPTIONS } from '../lock.internal-constants.js';
 import type { ResolvedLockOptions } from '../module/lock-module-options.interface.js';
 import { durationOption } from '../support/duration-option.js';
 import { nameOption } from '../support/name-option.js';
-import { InjectLockStore, type LockStore } from '../stores/lock-store.interface.js';
+import { InjectLockStore, type AcquireResult, type LockGranted, type LockStore } from '../stores/lock-store.interface.js';
 import { LeaseWatchdog, type WatchdogStatus } from '../watchdog/lease.watchdog.js';
 import { registerHeldLeaseCheck } from '../transactions/held-leases.js';
-import type { WaitOutcome } from './acquire-waiter.js';
+import type { FirstAttempt, WaitOutcome } from './acquire-waiter.js';
 import { LeaseContext } from './lease-context.js';
 import { LocalWaitQueue } from './local-wait-queue.js';
 import type { LeaseHost } from './lease-host.interface.js';
 import { Lease } from './lease.js';
 import { ShutdownGate } from './shutdown-gate.js';
-import { waitForGrant, type GrantSource } from './wait-for-grant.js';
+import { newToken, triesFirst, waitForGrant, type GrantSource } from './wait-for-grant.js';
 import { TransactionOwnedLeases } from './transaction-owned-leases.js';
 
 /** What {@link LockService.checkHealth} reports. */
@@ -110,21 +111,18 @@ export class LockService implements OnModuleInit, OnApplicationShutdown {
   }
 
   /** Waits up to `waitMs` for the key; throws `LockNotAcquiredError` if it stays taken. */
-  acquire(key: string, options: AcquireOptions = {}): Promise<Lease> {
+  acquire(key: string, options: AcquireOptions = NO_OPTIONS): Promise<Lease> {
     return this.take(key, options, false);
   }
 
   /** One attempt: the lease, or null if the key is taken. */
-  async tryAcquire(key: string, options: Omit<AcquireOptions, 'waitMs'> = {}): Promise<Lease | null> {
-    return this.takeWithin(key, options, 0, false);
+  tryAcquire(key: string, options: Omit<AcquireOptions, 'waitMs'> = NO_OPTIONS): Promise<Lease | null> {
+    return this.takeWithin(key, options, 0, false, false);
   }
 
   /** `acquire`; `checked` when the caller has already looked for this key in the current call chain. */
-  private async take(key: string, options: AcquireOptions, checked: boolean): Promise<Lease> {
-    const startedAt = Date.now();
-    const lease = await this.takeWithin(key, options, options.waitMs ?? this.options.waitMs, checked);
-    if (!lease) throw new LockNotAcquiredError(key, Date.now() - startedAt);
-    return lease;
+  private take(key: string, options: AcquireOptions, checked: boolean): Promise<Lease> {
+    return this.takeWithin(key, options, options.waitMs ?? this.options.waitMs, checked, true) as Promise<Lease>;
   }
 
   /**
@@ -215,32 +213,42 @@ export class LockService implements OnModuleInit, OnApplicationShutdown {
     await this.store.close();
   }
 
-  private async takeWithin(key: string, options: AcquireOptions, waitMs: number, checked: boolean): Promise<Lease | null> {
+  /**
+   * The one acquisition path. `required`: a key that stays taken throws `LockNotAcquiredError` instead of
+   * resolving null. Uncontended, it costs one store call and no more than the lease: the first attempt is
+   * made at once (see `triesFirst`); queues, subscriptions and shutdown signals are set up only when it
+   * finds the key taken.
+   */
+  private async takeWithin(key: string, options: AcquireOptions, waitMs: number, checked: boolean, required: boolean): Promise<Lease | null> {
     assertLockKey(key);
-    const tally = new AcquireTally(key, nameOption('name', options.name));
+    const tally = new AcquireTally(key, options.name === undefined ? undefined : nameOption('name', options.name));
     if (this.gate.closed) {
       this.events.emit('not-acquired', () => ({ ...tally.report(), reason: 'shutdown' }));
       throw this.gate.refusal(key);
     }
     if (!checked) this.assertNotHeldHere(key);
-    const leaseMs = durationOption('leaseMs', options.leaseMs ?? this.options.leaseMs, 10);
-    const minHoldMs = durationOption('minHoldMs', options.minHoldMs ?? 0, 0);
-    durationOption('waitMs', waitMs, 0);
+    // Unset values are the module's, validated at startup.
+    const leaseMs = options.leaseMs === undefined ? this.options.leaseMs : durationOption('leaseMs', options.leaseMs, 10);
+    const minHoldMs = options.minHoldMs === undefined ? 0 : durationOption('minHoldMs', options.minHoldMs, 0);
+    if (waitMs !== this.options.waitMs) durationOption('waitMs', waitMs, 0);
+    const { signal } = options;
+    let lease: Lease | null;
     this.gate.enter();
     try {
-      options.signal?.throwIfAborted();
-      const lease = await this.grant(tally, options, waitMs, leaseMs, minHoldMs);
-      if (!lease) this.events.emit('not-acquired', () => ({ ...tally.report(), reason: 'taken' }));
-      return lease;
+      signal?.throwIfAborted();
+      lease = await this.grant(tally, options, waitMs, leaseMs, minHoldMs);
+      if (!lease && this.events.wants('not-acquired')) this.events.emit('not-acquired', () => ({ ...tally.report(), reason: 'taken' }));
     } catch (error) {
       // Every acquisition that ends without a lease is reported, the fail-closed ones included.
-      const reason = this.gate.closed ? 'shutdown' : options.signal?.aborted ? 'aborted' : undefined;
+      const reason = this.gate.closed ? 'shutdown' : signal?.aborted ? 'aborted' : undefined;
       if (reason) this.events.emit('not-acquired', () => ({ ...tally.report(), reason }));
       else this.events.emit('store-unavailable', () => ({ ...tally.report(), error }));
       throw error;
     } finally {
       this.gate.leave();
     }
+    if (!lease && required) throw new LockNotAcquiredError(key, Date.now() - tally.startedAt);
+    return lease;
   }
 
   /**
@@ -255,19 +263,40 @@ export class LockService implements OnModuleInit, OnApplicationShutdown {
   }
 
   private async grant(tally: AcquireTally, options: AcquireOptions, waitMs: number, leaseMs: number, minHoldMs: number): Promise<Lease | null> {
-    const { key, name } = tally;
-    // A caller that may wait is cut short at shutdown; without a signal of its own it shares the service's.
-    const wait = waitMs > 0 ? this.gate.waitSignal(options.signal) : undefined;
-    let waited: WaitOutcome | undefined;
-    try {
-      waited = await waitForGrant(this.acquisition, { key, leaseMs, waitMs, tally, signal: wait?.signal ?? options.signal });
-    } catch (error) {
-      throw this.gate.isShutdownAbort(error) ? this.gate.refusal(key) : error;
-    } finally {
-      wait?.done();
+    const { key } = tally;
+    let token: string;
+    let sentAt: number;
+    let granted: LockGranted;
+    let ttlMs: number | undefined;
+    if (triesFirst(this.acquisition, key, waitMs)) {
+      // The fast path: one attempt, nothing set up around it.
+      token = newToken();
+      sentAt = Date.now();
+      tally.attempts = 1;
+      let result: AcquireResult | undefined;
+      let failure: unknown;
+      try {
+        result = await this.store.acquire(key, token, leaseMs, this.options.holder);
+      } catch (error) {
+        if (waitMs === 0 || !(error instanceof LockStoreUnavailableError)) throw error;
+        failure = error;
+      }
+      if (result?.acquired) {
+        granted = result;
+      } else {
+        if (result && this.events.wants('contention')) this.events.emit('contention', () => ({ key, name: tally.name, holderTtlMs: result.ttlMs }));
+        if (waitMs === 0) return null;
+        const waited = await this.wait(tally, options, waitMs, leaseMs, { token, result, failure, sentAt });
+        if (!waited?.granted) return null;
+        ({ token, lastSentAt: sentAt, grantedTtlMs: ttlMs } = waited);
+        granted = waited.granted;
+      }
+    } else {
+      const waited = await this.wait(tally, options, waitMs, leaseMs, undefined);
+      if (!waited?.granted) return null;
+      ({ token, lastSentAt: sentAt, grantedTtlMs: ttlMs } = waited);
+      granted = waited.granted;
     }
-    if (!waited?.granted) return null;
-    const { granted, token, lastSentAt } = waited;
     if (this.gate.closed) {
       // Granted while the application began shutting down: nothing is handed out unwatched.
       await this.store.release(key, token, 0).catch(() => undefined);
@@ -275,13 +304,14 @@ export class LockService implements OnModuleInit, OnApplicationShutdown {
     }
     const lease = new Lease(this.host, {
       key,
-      name,
+      name: tally.name,
       token,
       fencingToken: granted.fencingToken,
       leaseMs,
       minHoldMs,
       autoRenew: options.autoRenew ?? true,
-      sentAt: lastSentAt,
+      sentAt,
+      ttlMs,
     });
     // The lease may already be lost (a watchdog that stopped refuses to watch it): then it is not held.
     if (lease.held) this.held.add(lease);
@@ -289,7 +319,31 @@ export class LockService implements OnModuleInit, OnApplicationShutdown {
       await lease.release().catch(() => undefined);
       options.signal.throwIfAborted();
     }
-    this.events.emit('acquired', () => ({ ...tally.report(), fencingToken: lease.fencingToken, tokenDigest: lease.tokenDigest }));
+    if (this.events.wants('acquired')) {
+      this.events.emit('acquired', () => ({ ...tally.report(), fencingToken: lease.fencingToken, tokenDigest: lease.tokenDigest }));
+    }
     return lease;
   }
+
+  /** The slow path: waits within `waitMs`, cut short at shutdown. */
+  private async wait(
+    tally: AcquireTally,
+    options: AcquireOptions,
+    waitMs: number,
+    leaseMs: number,
+    first: FirstAttempt | undefined,
+  ): Promise<WaitOutcome | undefined> {
+    // A caller that may wait is cut short at shutdown; without a signal of its own it shares the service's.
+    const wait = this.gate.waitSignal(options.signal);
+    try {
+      return await waitForGrant(this.acquisition, { key: tally.key, leaseMs, waitMs, tally, signal: wait.signal }, first);
+    } catch (error) {
+      throw this.gate.isShutdownAbort(error) ? this.gate.refusal(tally.key) : error;
+    } finally {
+      wait.done();
+    }
+  }
 }
+
+/** Shared by every call that passes no options: nothing to allocate. */
+const NO_OPTIONS: AcquireOptions = Object.freeze({});

@@ -6,6 +6,8 @@ import type { WatchedLease } from './watched-lease.interface.js';
 interface Schedule {
   /** When the next renewal should be sent. */
   dueAt: number;
+  /** How much earlier than `dueAt` a tick may renew it, to share a batch with others: half its interval. */
+  slack: number;
   /** Local view of expiry: sent time of the last successful grant or renewal + its lease, minus clock drift. */
   deadline: number;
   /** The renewal sent for this lease and not answered yet. */
@@ -41,17 +43,18 @@ export class LeaseWatchdog {
 
   /**
    * Starts (or, after `hold`, resumes) watching a lease granted or extended by a store call that was sent
-   * at `sentAt` and asked for the lease's current `leaseMs`. After `stop()` nothing can be watched any more:
-   * the lease is lost at once rather than handed out unwatched.
+   * at `sentAt` and started a TTL of `ttlMs` (the lease's current `leaseMs`, or less for a queue's
+   * hand-off: then the first renewal comes within a third of it). After `stop()` nothing can be watched any
+   * more: the lease is lost at once rather than handed out unwatched.
    */
-  watch(lease: WatchedLease, sentAt: number): void {
+  watch(lease: WatchedLease, sentAt: number, ttlMs: number = lease.leaseMs): void {
     if (this.stopped) {
       lease.onLost('shutdown');
       return;
     }
-    const schedule = this.leases.get(lease) ?? { dueAt: 0, deadline: 0, held: false };
+    const schedule = this.leases.get(lease) ?? { dueAt: 0, slack: 0, deadline: 0, held: false };
     schedule.held = false;
-    this.reset(lease, schedule, sentAt, lease.leaseMs);
+    this.reset(lease, schedule, sentAt, ttlMs);
     this.leases.set(lease, schedule);
     this.wakeAt(Math.min(schedule.dueAt, schedule.deadline));
   }
@@ -105,10 +108,12 @@ export class LeaseWatchdog {
     this.timer = undefined;
   }
 
-  /** After a grant or renewal sent at `sentAt` that asked for `leaseMs`. */
-  private reset(lease: WatchedLease, schedule: Schedule, sentAt: number, leaseMs: number): void {
-    schedule.dueAt = lease.autoRenew ? sentAt + lease.renewIntervalMs : Infinity;
-    schedule.deadline = sentAt + leaseMs - clockDriftMs(leaseMs);
+  /** After a grant or renewal sent at `sentAt` that started a TTL of `ttlMs`. */
+  private reset(lease: WatchedLease, schedule: Schedule, sentAt: number, ttlMs: number): void {
+    const interval = ttlMs < lease.leaseMs ? Math.min(lease.renewIntervalMs, Math.max(1, Math.floor(ttlMs / 3))) : lease.renewIntervalMs;
+    schedule.dueAt = lease.autoRenew ? sentAt + interval : Infinity;
+    schedule.slack = interval / 2;
+    schedule.deadline = sentAt + ttlMs - clockDriftMs(ttlMs);
   }
 
   private wakeAt(at: number): void {
@@ -129,7 +134,7 @@ export class LeaseWatchdog {
       if (now >= schedule.deadline) {
         this.leases.delete(lease);
         lease.onLost('expired');
-      } else if (!schedule.inFlight && !schedule.held && schedule.dueAt - lease.renewIntervalMs / 2 <= now) {
+      } else if (!schedule.inFlight && !schedule.held && schedule.dueAt - schedule.slack <= now) {
         due.push([lease, schedule]);
         next = Math.min(next, schedule.deadline);
       } else {
