@@ -1,6 +1,6 @@
 import type { Contender, RetryTuning } from './lock-adapter.js';
 import { lockDecoratorContender } from './lock-decorator.adapter.js';
-import { lockServiceContender } from './lock-service.adapter.js';
+import { fairLockServiceContender, lockServiceContender } from './lock-service.adapter.js';
 import { murlockContender } from './murlock.adapter.js';
 import { nestRedlockContender } from './nest-redlock.adapter.js';
 import { rawContender } from './raw.adapter.js';
@@ -14,6 +14,7 @@ export const CONTENDERS: readonly Contender[] = [
   rawContender,
   redisStoreContender,
   lockServiceContender,
+  fairLockServiceContender,
   withLockContender,
   lockDecoratorContender,
   redisSemaphoreContender,

@@ -185,9 +185,11 @@ export class Lease implements AsyncDisposable, WatchedLease {
       void this.release().catch(ignore);
       return;
     }
-    await this.release().catch((error: unknown) => {
+    try {
+      await this.release();
+    } catch (error) {
       if (error instanceof LeaseLostError) throw error;
-    });
+    }
   }
 
   /**

@@ -139,14 +139,15 @@ export class LockService implements OnModuleInit, OnApplicationShutdown {
     optionsOrFn: AcquireOptions | ((lease: Lease) => Promise<T> | T),
     maybeFn?: (lease: Lease) => Promise<T> | T,
   ): Promise<T> {
-    const [options, fn] = typeof optionsOrFn === 'function' ? [{}, optionsOrFn] : [optionsOrFn, maybeFn!];
+    const options = typeof optionsOrFn === 'function' ? NO_OPTIONS : optionsOrFn;
+    const fn = typeof optionsOrFn === 'function' ? optionsOrFn : maybeFn!;
     const holder = this.context.holding(key);
     if (holder) {
       if (!options.reentrant) throw new LockReentryError(key);
       return this.context.join(holder, async () => fn(holder.lease));
     }
     // Outside transactions (the common case) nothing below asks the synchronizer again.
-      if (!this.options.transactionSynchronizer.isTransactionActive()) return this.runLocked(key, await this.take(key, options, true), fn);
+    if (!this.options.transactionSynchronizer.isTransactionActive()) return await this.runLocked(key, await this.take(key, options, true), fn);
     const owned = this.owned.frameFor(key);
     if (owned) return this.context.join(owned, async () => fn(owned.lease));
     const siblings = this.owned.watchSiblings(key, options.signal);
@@ -165,11 +166,14 @@ export class LockService implements OnModuleInit, OnApplicationShutdown {
   }
 
   private async runLocked<T>(key: string, lease: Lease, fn: (lease: Lease) => Promise<T> | T): Promise<T> {
-    let outcome: { ok: true; value: T } | { ok: false; error: unknown };
+    let value: T | undefined;
+    let failed = false;
+    let failure: unknown;
     try {
-      outcome = { ok: true, value: await this.context.run(lease, () => fn(lease)) };
+      value = await this.context.run(lease, fn);
     } catch (error) {
-      outcome = { ok: false, error };
+      failed = true;
+      failure = error;
     }
     // Released now, or held by the transaction the call ran in until it completes. A failed release is
     // reported through the 'release-failed' event; the key expires on its own.
@@ -177,10 +181,10 @@ export class LockService implements OnModuleInit, OnApplicationShutdown {
       await lease.endScope();
     } catch (error) {
       if (!(error instanceof LeaseLostError)) throw error;
-      throw new LeaseLostError(key, error.reason, outcome.ok ? undefined : { cause: outcome.error });
+      throw new LeaseLostError(key, error.reason, failed ? { cause: failure } : undefined);
     }
-    if (!outcome.ok) throw outcome.error;
-    return outcome.value;
+    if (failed) throw failure;
+    return value as T;
   }
 
   /** The lease of the innermost locked scope (`withLock` or a locked method) running in this call chain. */

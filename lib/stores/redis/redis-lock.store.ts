@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import { LockStoreUnavailableError } from '../../errors/lock-store-unavailable.error.js';
 import { globForRedis } from '../key-glob.js';
@@ -6,15 +7,20 @@ import type {
   ForceReleaseResult,
   HeldLock,
   LockStore,
+  QueuedAcquireOutcome,
+  QueuedAcquireRequest,
   RenewOutcome,
   RenewRequest,
 } from '../lock-store.interface.js';
+import { GrantChannel } from './grant-channel.js';
 import { RedisCommands, type SentCommand } from './redis-commands.js';
+import { RedisFairQueue } from './redis-fair-queue.js';
 import type { RedisConnection } from './redis-connection.js';
 import { RedisKeyLayout } from './redis-key-layout.js';
 import { RedisRenewals } from './redis-renewals.js';
 import { ReleaseChannel } from './release-channel.js';
 import { clockMicros } from './client-clock.js';
+import { ACQUIRE_QUEUED_KEYS, ACQUIRE_QUEUED_SCRIPT, acquireQueuedArgs, parseSingleAttemptReply } from './scripts/acquire-queued.script.js';
 import { ACQUIRE_KEYS, ACQUIRE_SCRIPT, acquireArgs, parseAcquireReply } from './scripts/acquire.script.js';
 import type { AcknowledgedReply } from './scripts/define-script.js';
 import type { RedisClient, RedisScript } from './scripts/define-script.js';
@@ -34,6 +40,13 @@ export interface RedisLockStoreOptions {
    * @default 0
    */
   readonly replicas?: number;
+  /**
+   * Waiters queue in Redis, first come first served across every instance: a release hands the key to
+   * the next waiter in the same step and wakes only that one (see redis-fair-queue.ts). Costs an uncontended
+   * acquisition one more command inside the server (the look for a queue).
+   * @default false
+   */
+  readonly fair?: boolean;
 }
 
 /** The lease protocol on Redis: one shared command connection, one lazily opened subscriber. */
@@ -46,6 +59,10 @@ export class RedisLockStore implements LockStore {
   /** WAIT's own bound: half the command timeout, so its answer (and the clean-up) comes before ours. */
   private readonly waitTimeoutMs: number;
   private readonly releaseScript: RedisScript;
+  private readonly grants: GrantChannel;
+  /** Present with `fair`: waiting acquisitions go through the store's queue (see `LockStore.acquireQueued`). */
+  readonly acquireQueued?: (request: QueuedAcquireRequest) => Promise<QueuedAcquireOutcome>;
+  private readonly fair: boolean;
   /** `:<prefix length>:`, the release script's argument after the slot tag. */
   private readonly prefixLengthArg: string;
 
@@ -61,11 +78,34 @@ export class RedisLockStore implements LockStore {
     this.renewals = new RedisRenewals(connection, this.commands, this.layout, { replicas: this.replicas, waitTimeoutMs: this.waitTimeoutMs });
     this.releaseScript = releaseScriptFor(connection.sharded);
     this.prefixLengthArg = `:${this.layout.prefixLength}:`;
+    const instance = randomBytes(6).toString('hex');
+    this.grants = new GrantChannel(this.channel, (tag) => this.layout.grantChannel(tag, instance));
+    this.fair = options.fair ?? false;
+    if (this.fair) {
+      const queue = new RedisFairQueue({
+        commands: this.commands,
+        layout: this.layout,
+        grants: this.grants,
+        sharded: connection.sharded,
+        instance,
+        epoch: () => connection.epoch,
+        release: (key, token) => this.release(key, token, 0),
+      });
+      this.acquireQueued = (request) => {
+        if (request.token.includes(LOCK_VALUE_SEPARATOR)) return Promise.reject(tokenError(request.token));
+        return queue.acquire(request);
+      };
+    }
   }
 
   acquire(key: string, token: string, leaseMs: number, holder: string): Promise<AcquireResult> {
     if (token.includes(LOCK_VALUE_SEPARATOR)) return Promise.reject(tokenError(token));
     const lockKey = this.layout.lockKey(key);
+    if (this.fair) {
+      // A single attempt that respects the queue: while waiters stand in line, it is turned away.
+      const args = acquireQueuedArgs(lockKey, this.layout.fenceKey(lockKey), this.layout.queueKey(lockKey), token, leaseMs, holder, clockMicros(), '');
+      return this.commands.runScript('acquire', key, lockKey, ACQUIRE_QUEUED_SCRIPT, ACQUIRE_QUEUED_KEYS, args, parseSingleAttemptReply, this.cleanUpAcquire);
+    }
     const args = acquireArgs(lockKey, this.layout.fenceKey(lockKey), token, leaseMs, holder, clockMicros());
     if (this.replicas > 0) return this.acquireAcknowledged(key, lockKey, args);
     return this.commands.runScript('acquire', key, lockKey, ACQUIRE_SCRIPT, ACQUIRE_KEYS, args, parseAcquireReply, this.cleanUpAcquire);
@@ -77,7 +117,7 @@ export class RedisLockStore implements LockStore {
    * should the reply still come, a grant in it is released too. One function for every acquisition.
    */
   private readonly cleanUpAcquire = (call: SentCommand): void => {
-    const token = call.args![ACQUIRE_KEYS] as string;
+    const token = call.args![this.fair ? ACQUIRE_QUEUED_KEYS : ACQUIRE_KEYS] as string;
     this.release(call.key, token, 0).catch(ignore);
     call.reply.then((reply) => parseAcquireReply(reply).acquired && this.release(call.key, token, 0)).catch(ignore);
   };
@@ -186,6 +226,7 @@ export class RedisLockStore implements LockStore {
   }
 
   async close(): Promise<void> {
+    this.grants.close();
     await this.channel.close();
     await this.connection.close();
     this.commands.close();

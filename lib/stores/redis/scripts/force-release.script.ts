@@ -1,6 +1,6 @@
 import { RedisScript, type RedisClient } from './define-script.js';
 import { lockStateLua } from './lock-state.lua.js';
-import { QUEUE_ENTRY_PATTERN, queueNamesLua } from './queue.lua.js';
+import { queueNamesLua, recheckFirstLua } from './queue.lua.js';
 
 /**
  * KEYS[1] lock key. ARGV[1] the fencing token the operator saw ('' for any), ARGV[2] the slot tag of the
@@ -12,7 +12,8 @@ import { QUEUE_ENTRY_PATTERN, queueNamesLua } from './queue.lua.js';
  * key now (compare-and-delete: a holder that took over after the operator looked stays). Returns {taken,
  * fencing token, holder, ttl} of the lock it found, or false when the key was not held.
  */
-const template = `${lockStateLua('KEYS[1]')}
+function forceReleaseLua(publish: string): string {
+  return `${lockStateLua('KEYS[1]')}
 if not fence then return false end
 local ttl = redis.call('PTTL', KEYS[1])
 if ARGV[1] ~= '' and fence ~= ARGV[1] then
@@ -20,18 +21,15 @@ if ARGV[1] ~= '' and fence ~= ARGV[1] then
 end
 redis.call('DEL', KEYS[1])
 ${queueNamesLua('KEYS[1]', 'ARGV[2]', 'ARGV[3]')}
-redis.call('__PUBLISH__', prefix .. '#released:' .. tagged .. string.sub(KEYS[1], plen + 1), '')
-local first = redis.call('LINDEX', queue, 0)
-if first then
-  local _, _, instance, waiter = string.match(first, '${QUEUE_ENTRY_PATTERN}')
-  if instance then redis.call('__PUBLISH__', grants .. instance, 'r|' .. waiter .. '|0') end
-end
+redis.call('${publish}', prefix .. '#released:' .. tagged .. string.sub(KEYS[1], plen + 1), '')
+${recheckFirstLua(publish, '0')}
 return {1, fence, holder, ttl}
 `;
+}
 
 const scripts = {
-  plain: new RedisScript(template.replaceAll('__PUBLISH__', 'PUBLISH')),
-  sharded: new RedisScript(template.replaceAll('__PUBLISH__', 'SPUBLISH')),
+  plain: new RedisScript(forceReleaseLua('PUBLISH')),
+  sharded: new RedisScript(forceReleaseLua('SPUBLISH')),
 };
 
 export interface ForceReleaseReply {

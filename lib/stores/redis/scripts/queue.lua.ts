@@ -1,3 +1,5 @@
+import { nextFenceLua } from './fence.lua.js';
+
 /**
  * The fair queue of one lock key, as its scripts see it (acquire-queued, queue-check, queue-leave and the
  * hand-off in release). Everything lives in the lock key's hash slot (`{tag}`), so a Cluster node serves it
@@ -33,4 +35,65 @@ export function queueNamesLua(lockKey: string, slotTag: string, prefixLength: st
   local queue = prefix .. '#queue:' .. tagged .. string.sub(${lockKey}, plen + 1)
   local grants = prefix .. '#granted:' .. tagged
   local fenceKey = prefix .. '#fence:' .. tagged`;
+}
+
+export interface HandOffNames {
+  /** Lua expressions: the lock key, the caller's clock in µs (digits). */
+  readonly lockKey: string;
+  readonly clock: string;
+  /** `PUBLISH` or `SPUBLISH`. */
+  readonly publish: string;
+  /**
+   * For a queue check: the checking waiter's token and lease (Lua expressions). When the first live
+   * entry is its own, the key is granted to it directly, for its whole lease, and nobody is told.
+   */
+  readonly self?: { readonly token: string; readonly leaseMs: string };
+}
+
+/**
+ * Lua that hands a free lock key to the first live waiter of the queue (expects the locals of
+ * {@link queueNamesLua}): entries are popped until one whose heartbeat deadline has not passed on the
+ * caller's clock; that waiter gets the key with a fresh fencing token and a TTL of its hand-off TTL, in the
+ * same step, and is told on its instance's grant channel (`g|waiter|fence`). Sets `handedTo` to the token
+ * the key went to (nil when the queue held nobody alive) and `handedFence` to its fencing token.
+ */
+export function handOffLua(names: HandOffNames): string {
+  const grant = names.self
+    ? `if token == ${names.self.token} then
+        redis.call('SET', ${names.lockKey}, 'q' .. token .. '|' .. fence .. '|' .. holder, 'PX', ${names.self.leaseMs})
+      else
+        redis.call('SET', ${names.lockKey}, 'q' .. token .. '|' .. fence .. '|' .. holder, 'PX', ttl)
+        redis.call('${names.publish}', grants .. instance, 'g|' .. waiter .. '|' .. fence)
+      end`
+    : `redis.call('SET', ${names.lockKey}, 'q' .. token .. '|' .. fence .. '|' .. holder, 'PX', ttl)
+      redis.call('${names.publish}', grants .. instance, 'g|' .. waiter .. '|' .. fence)`;
+  return `
+  local handedTo, handedFence
+  local now = math.floor(tonumber(${names.clock}) / 1000)
+  local entry = redis.call('LPOP', queue)
+  while entry do
+    local expires, ttl, instance, waiter, token, holder = string.match(entry, '${QUEUE_ENTRY_PATTERN}')
+    if expires and tonumber(expires) >= now then
+      ${nextFenceLua('fenceKey', names.clock)}
+      ${grant}
+      -- The queue lives as long as it is used: its TTL is renewed now and then (one hand-off in 100).
+      if string.sub(fence, -2) == '00' then redis.call('PEXPIRE', queue, ${QUEUE_TTL_MS}) end
+      handedTo, handedFence = token, fence
+      break
+    end
+    entry = redis.call('LPOP', queue)
+  end`;
+}
+
+/**
+ * Lua that tells the first waiter of the queue to look again in `delayMs` (a Lua expression): after a
+ * release that keeps the key for its minimum hold, or a force-release.
+ */
+export function recheckFirstLua(publish: string, delayMs: string): string {
+  return `
+  local first = redis.call('LINDEX', queue, 0)
+  if first then
+    local _, _, instance, waiter = string.match(first, '${QUEUE_ENTRY_PATTERN}')
+    if instance then redis.call('${publish}', grants .. instance, 'r|' .. waiter .. '|' .. ${delayMs}) end
+  end`;
 }

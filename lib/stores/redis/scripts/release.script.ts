@@ -1,6 +1,5 @@
 import { RedisScript } from './define-script.js';
-import { nextFenceLua } from './fence.lua.js';
-import { QUEUE_ENTRY_PATTERN, QUEUE_TTL_MS, queueNamesLua } from './queue.lua.js';
+import { handOffLua, queueNamesLua, recheckFirstLua } from './queue.lua.js';
 
 /**
  * KEYS[1] lock key. ARGV[1] token, ARGV[2] keep ms, ARGV[3] `<slot tag>:<key prefix length>:<the caller's
@@ -21,7 +20,8 @@ import { QUEUE_ENTRY_PATTERN, QUEUE_TTL_MS, queueNamesLua } from './queue.lua.js
  * Every name the script builds (queue, fencing counter, channels) carries the lock key's slot tag, so a
  * Cluster node serves all of them.
  */
-const template = `
+function releaseLua(publish: string): string {
+  return `
 local value = redis.pcall('GET', KEYS[1])
 if type(value) ~= 'string' then return 0 end
 local n = #ARGV[1]
@@ -37,47 +37,29 @@ if flag == 45 then
   return 1
 end
 local tag, plength, clock = string.match(ARGV[3], '^([^:]*):(%d+):(%d+)$')
+if keep > 0 then
+  redis.call('PEXPIRE', KEYS[1], keep)
+  if flag == 113 then
+    ${queueNamesLua('KEYS[1]', 'tag', 'plength')}
+    ${recheckFirstLua(publish, 'keep')}
+  end
+  return 1
+end
 if flag == 113 then
   ${queueNamesLua('KEYS[1]', 'tag', 'plength')}
-  if keep > 0 then
-    redis.call('PEXPIRE', KEYS[1], keep)
-    local first = redis.call('LINDEX', queue, 0)
-    if first then
-      -- The first waiter looks again when the minimum hold is over.
-      local _, _, instance, waiter = string.match(first, '${QUEUE_ENTRY_PATTERN}')
-      if instance then redis.call('__PUBLISH__', grants .. instance, 'r|' .. waiter .. '|' .. keep) end
-    end
-    return 1
-  end
-  local now = math.floor(tonumber(clock) / 1000)
-  local entry = redis.call('LPOP', queue)
-  while entry do
-    local expires, ttl, instance, waiter, token, holder = string.match(entry, '${QUEUE_ENTRY_PATTERN}')
-    if expires and tonumber(expires) >= now then
-      ${nextFenceLua('fenceKey', 'clock')}
-      redis.call('SET', KEYS[1], 'q' .. token .. '|' .. fence .. '|' .. holder, 'PX', ttl)
-      redis.call('__PUBLISH__', grants .. instance, 'g|' .. waiter .. '|' .. fence)
-      -- The queue lives as long as it is used: its TTL is renewed now and then (one hand-off in 100).
-      if string.sub(fence, -2) == '00' then
-        redis.call('PEXPIRE', queue, ${QUEUE_TTL_MS})
-      end
-      return 1
-    end
-    entry = redis.call('LPOP', queue)
-  end
-elseif keep > 0 then
-  redis.call('PEXPIRE', KEYS[1], keep)
-  return 1
+  ${handOffLua({ lockKey: 'KEYS[1]', clock: 'clock', publish })}
+  if handedTo then return 1 end
 end
 redis.call('DEL', KEYS[1])
 local plen = tonumber(plength)
-redis.call('__PUBLISH__', string.sub(KEYS[1], 1, plen) .. '#released:{' .. tag .. '}' .. string.sub(KEYS[1], plen + 1), '')
+redis.call('${publish}', string.sub(KEYS[1], 1, plen) .. '#released:{' .. tag .. '}' .. string.sub(KEYS[1], plen + 1), '')
 return 1
 `;
+}
 
 const scripts = {
-  plain: new RedisScript(template.replaceAll('__PUBLISH__', 'PUBLISH')),
-  sharded: new RedisScript(template.replaceAll('__PUBLISH__', 'SPUBLISH')),
+  plain: new RedisScript(releaseLua('PUBLISH')),
+  sharded: new RedisScript(releaseLua('SPUBLISH')),
 };
 
 /** The script, for `RedisCommands.runScript`: PUBLISH or SPUBLISH (sharded pub/sub) for announcements. */
