@@ -1,6 +1,8 @@
-import { LockStoreUnavailableError } from '../../errors/lock-store-unavailable.error.js';
+import { CommandCall, isReplyError, type CallTracker, type ReplyParser, type SentCommand } from './redis-command-call.js';
 import { NotSentError, type RedisConnection } from './redis-connection.js';
-import { isNoScript, type RedisClient, type RedisScript } from './scripts/define-script.js';
+import type { RedisClient, RedisScript } from './scripts/define-script.js';
+
+export type { ReplyParser, SentCommand } from './redis-command-call.js';
 
 /** ioredis' messages for "the command could not reach the server", whatever the underlying cause. */
 const UNREACHABLE = [
@@ -12,96 +14,6 @@ const UNREACHABLE = [
   'Cluster is ended',
 ];
 
-/** What a script call needs to turn its reply into a result (`call` tells, e.g., the connection epoch it went out in). */
-export type ReplyParser<T> = (reply: unknown, call: SentCommand) => T;
-
-/** A command as its parser and clean-up see it. */
-export interface SentCommand {
-  readonly key: string;
-  /** The script's keys and arguments, for a clean-up that needs them (the ownership token). */
-  readonly args: readonly (string | number)[] | undefined;
-  /** `RedisConnection.epoch` when it was sent. */
-  readonly epoch: number;
-  /** The reply as it comes (also after the command timed out), for a clean-up that wants to see it. */
-  readonly reply: Promise<unknown>;
-}
-
-/**
- * One command in flight, in the list of those not answered yet (oldest first). Unlinked the moment it is
- * answered, so an answered command is garbage at once instead of waiting for a sweep.
- */
-class CommandCall implements SentCommand {
-  prev?: CommandCall;
-  next?: CommandCall;
-  done = false;
-  reply!: Promise<unknown>;
-  /** Set for script calls: the script, sent by SHA first. */
-  script?: RedisScript;
-  numKeys = 0;
-  args: (string | number)[] | undefined;
-  parse?: ReplyParser<unknown>;
-  fellBackToEval = false;
-
-  constructor(
-    readonly commands: RedisCommands,
-    readonly deadline: number,
-    readonly epoch: number,
-    readonly operation: string,
-    readonly key: string,
-    readonly routingKey: string | undefined,
-    readonly onUnknownOutcome: ((call: SentCommand) => void) | undefined,
-    readonly resolve: (value: unknown) => void,
-    readonly reject: (error: unknown) => void,
-  ) {}
-
-  listen(reply: Promise<unknown>): void {
-    this.reply = reply;
-    reply.then(
-      (value) => this.answered(value),
-      (error: unknown) => this.failed(error),
-    );
-  }
-
-  answered(value: unknown): void {
-    if (this.done) return;
-    this.done = true;
-    this.commands.untrack(this);
-    if (!this.parse) {
-      this.resolve(value);
-      return;
-    }
-    try {
-      this.resolve(this.parse(value, this));
-    } catch (error) {
-      this.reject(error);
-    }
-  }
-
-  failed(error: unknown): void {
-    if (this.done) return;
-    // A server that has not seen the script yet (restarted, failed over, never asked): EVAL sends it
-    // along, which both answers and caches it. Still the same call, under the same deadline.
-    if (this.script && !this.fellBackToEval && isNoScript(error)) {
-      this.fellBackToEval = true;
-      this.listen(this.script.eval(this.commands.client, this.numKeys, this.args!));
-      return;
-    }
-    this.done = true;
-    this.commands.untrack(this);
-    // A reply error means Redis answered (the script did not run); anything else may have run.
-    if (!isReplyError(error) && !(error instanceof NotSentError)) this.onUnknownOutcome?.(this);
-    this.reject(new LockStoreUnavailableError(this.operation, this.key, { cause: this.commands.describe(error, this.routingKey) }));
-  }
-
-  /** No answer by the deadline: the outcome is unknown. */
-  expire(timeoutMs: number, server: string): void {
-    this.done = true;
-    this.onUnknownOutcome?.(this);
-    const cause = new Error(`${server} did not answer within ${timeoutMs} ms`);
-    this.reject(new LockStoreUnavailableError(this.operation, this.key, { cause }));
-  }
-}
-
 /**
  * Sends the store's commands: waits for a client that does not queue while connecting, bounds every call by
  * `commandTimeoutMs`, runs a clean-up when the outcome is unknown (no answer, connection lost), and turns
@@ -112,7 +24,7 @@ class CommandCall implements SentCommand {
  * what has run out and sets itself for the next. Under steady traffic that is one timer per timeout
  * period, however many commands go by.
  */
-export class RedisCommands {
+export class RedisCommands implements CallTracker {
   private oldest?: CommandCall;
   private newest?: CommandCall;
   private sweeper?: NodeJS.Timeout;
@@ -255,6 +167,4 @@ export class RedisCommands {
   }
 }
 
-export function isReplyError(error: unknown): boolean {
-  return error instanceof Error && error.name === 'ReplyError';
-}
+export { isReplyError } from './redis-command-call.js';

@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import type { Cluster, Redis } from 'ioredis';
 import { LockStoreUnavailableError } from '../../errors/lock-store-unavailable.error.js';
 import { globForRedis } from '../key-glob.js';
 import type {
@@ -13,6 +12,7 @@ import type {
   RenewRequest,
 } from '../lock-store.interface.js';
 import { GrantChannel } from './grant-channel.js';
+import { connected, escapeGlob, primaries, scanAll } from './redis-nodes.js';
 import { RedisCommands, type SentCommand } from './redis-commands.js';
 import { RedisFairQueue } from './redis-fair-queue.js';
 import type { RedisConnection } from './redis-connection.js';
@@ -23,7 +23,7 @@ import { clockMicros } from './client-clock.js';
 import { ACQUIRE_QUEUED_KEYS, ACQUIRE_QUEUED_SCRIPT, acquireQueuedArgs, parseSingleAttemptReply } from './scripts/acquire-queued.script.js';
 import { ACQUIRE_KEYS, ACQUIRE_SCRIPT, acquireArgs, parseAcquireReply } from './scripts/acquire.script.js';
 import type { AcknowledgedReply } from './scripts/define-script.js';
-import type { RedisClient, RedisScript } from './scripts/define-script.js';
+import type { RedisScript } from './scripts/define-script.js';
 import { forceReleaseScript } from './scripts/force-release.script.js';
 import { inspectScript } from './scripts/inspect.script.js';
 import { markWaitedForScript } from './scripts/mark-waited-for.script.js';
@@ -231,43 +231,6 @@ export class RedisLockStore implements LockStore {
     await this.connection.close();
     this.commands.close();
   }
-}
-
-/** Every primary: a Cluster's masters (once it knows them), or the one server. */
-function primaries(client: RedisClient): Redis[] {
-  return client.isCluster ? (client as Cluster).nodes('master') : [client as Redis];
-}
-
-/** A Cluster client that has not connected yet knows no nodes: connect it before asking for them. */
-async function connected(client: RedisClient): Promise<void> {
-  if (client.isCluster && client.status !== 'ready') await (client as Cluster).ping();
-}
-
-/**
- * SCAN, not KEYS, so listing never blocks Redis; on a Cluster every primary is scanned.
- */
-async function scanAll(client: RedisClient, pattern: string): Promise<string[]> {
-  await connected(client);
-  // A single-node client of a Cluster node would list that node's locks only, and look complete. (A
-  // service that refuses INFO is taken for what it claims to be.)
-  if (!client.isCluster && /^cluster_enabled:1/m.test(await (client as Redis).info('cluster').catch(() => ''))) {
-    throw new Error('this server is a Redis Cluster node: listing it alone would miss the other masters’ locks; use a Cluster client');
-  }
-  const keys: string[] = [];
-  for (const node of primaries(client)) {
-    let cursor = '0';
-    do {
-      const [next, batch] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 500);
-      cursor = next;
-      keys.push(...batch);
-    } while (cursor !== '0');
-  }
-  return keys;
-}
-
-/** The key prefix is literal text; only the operator's `match` is a glob. */
-function escapeGlob(text: string): string {
-  return text.replace(/[*?[\]\\]/g, '\\$&');
 }
 
 /** Tokens are written into the lock value between separators (see scripts/lock-value.ts). */
