@@ -58,7 +58,9 @@ export function checkTargets(results: Measured): TargetCheck[] {
 
   checks.push(...contentionChecks(results));
   checks.push(...fairQueueChecks('3 contended, fair', results.contended.find((row) => row.entrant === 'lock-service-fair' && !row.error)));
-  checks.push(...fairQueueChecks('3c Cluster, fair', results.clusterContended.find((row) => row.entrant === 'lock-service-fair')));
+  // Goal 4 asks the Cluster to keep the layout safe (one slot per script) and the queue fair; the latency
+  // targets are goal 2's, for one Redis, and are shown in the Cluster's table without a verdict.
+  checks.push(...fairQueueChecks('3c Cluster, fair', results.clusterContended.find((row) => row.entrant === 'lock-service-fair')).slice(1));
 
   const watchdog = results.watchdog.find((row) => row.entrant === 'lock-service' && !row.error);
   if (watchdog) {

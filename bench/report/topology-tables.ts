@@ -9,8 +9,8 @@ export function clusterContendedTable(results: BenchResults, name: Namer): strin
   return [
     `## 3c. Contended on a Redis Cluster (3 masters, 3 replicas): ${c.workers} workers over ${c.instances} instances on ONE key (${c.repetitions} × ${num(c.durationMs)} ms)`,
     '',
-    'This library only, each instance a Cluster client of its own. The key, its queue, its fencing counter and its channels share the key\'s hash ' +
-      'slot, so every script runs on the one master that serves it. Cmds/CS: server commands summed over every master.',
+    'This library only, each instance a Cluster client of its own; the fair queue with `shardedPubSub: true`. The key, its queue, its fencing ' +
+      "counter and its channels share the key's hash slot, so every script runs on the one master that serves it. Cmds/CS: server commands summed over every master.",
     '',
     contendedRowsTable(results.clusterContended, name),
     '',

@@ -36,19 +36,21 @@ export class Lease implements AsyncDisposable, WatchedLease {
   readonly autoRenew: boolean;
   /** @internal The lease length every renewal asks for; changed by `extend()`. */
   leaseMs: number;
-  // Created on first use: most leases never hand their signal out, and AbortController is not free.
-  private abortController?: AbortController;
-  private digest?: string;
+  // Fields most leases never set are declared only (no slot defined per lease until one is set), and
+  // AbortController and the scope count are created on first use: a lease taken and released by hand
+  // costs neither.
+  declare private abortController?: AbortController;
+  declare private digest?: string;
   /** @internal Set when the lease is lost; the reason its signal aborts with. */
-  lostError?: LeaseLostError;
+  declare lostError?: LeaseLostError;
   private readonly grantedAt = Date.now();
   private readonly minHoldMs: number;
   private localExpiry: number;
   private state: LeaseState = 'held';
-  private releasing?: Promise<void>;
-  private extending?: Promise<void>;
+  declare private releasing?: Promise<void>;
+  declare private extending?: Promise<void>;
   /** Scopes running under this lease: the taking scope and joined ones. */
-  private readonly scopes = new ScopeCount();
+  declare private scopes?: ScopeCount;
 
   /** @internal Created by LockService only. */
   constructor(
@@ -152,7 +154,7 @@ export class Lease implements AsyncDisposable, WatchedLease {
    */
   release(): Promise<void> {
     // A lease no scope runs under (a manual acquire) has none in the caller's chain either: no lookup.
-    this.releasing ??= this.releaseOnce(this.scopes.idle() ? 0 : this.host.scopesHere(this));
+    this.releasing ??= this.releaseOnce(this.idle ? 0 : this.host.scopesHere(this));
     return this.releasing;
   }
 
@@ -204,7 +206,7 @@ export class Lease implements AsyncDisposable, WatchedLease {
 
   /** @internal True when no scope runs under the lease. */
   get idle(): boolean {
-    return this.scopes.idle();
+    return this.scopes === undefined || this.scopes.idle();
   }
 
   /** What a lease shows when logged or serialised: never the ownership token. */
@@ -218,12 +220,12 @@ export class Lease implements AsyncDisposable, WatchedLease {
 
   /** @internal A scope starts running under this lease. */
   enterScope(): void {
-    this.scopes.enter();
+    (this.scopes ??= new ScopeCount()).enter();
   }
 
   /** @internal A scope running under this lease has ended. */
   exitScope(): void {
-    this.scopes.exit();
+    this.scopes!.exit();
   }
 
   /**
@@ -304,7 +306,7 @@ export class Lease implements AsyncDisposable, WatchedLease {
 
   /** `own`: scopes of this lease in the caller's own call chain, which must not wait for themselves. */
   private async releaseOnce(own: number): Promise<void> {
-    if (!this.scopes.idle(own)) await this.scopes.whenIdle(own);
+    if (this.scopes && !this.scopes.idle(own)) await this.scopes.whenIdle(own);
     this.host.watchdog.unwatch(this);
     // A lease past its deadline is reported lost, not released as if nothing happened (its key, if still
     // ours, is handed back by onLost).
