@@ -65,11 +65,33 @@ export class LeaseGrants {
     const minHoldMs = options.minHoldMs === undefined ? 0 : durationOption('minHoldMs', options.minHoldMs, 0);
     if (waitMs !== this.options.waitMs) durationOption('waitMs', waitMs, 0);
     const { signal } = options;
-    let lease: Lease | null;
+    let lease: Lease | null = null;
     this.gate.enter();
     try {
       signal?.throwIfAborted();
-      lease = await this.grant(tally, options, waitMs, leaseMs, minHoldMs);
+      if (triesFirst(this.acquisition, key, waitMs)) {
+        // The fast path: one attempt, nothing set up around it (and no async step of its own).
+        const token = newToken();
+        const sentAt = Date.now();
+        tally.attempts = 1;
+        let result: AcquireResult | undefined;
+        let failure: unknown;
+        try {
+          result = await this.store.acquire(key, token, leaseMs, this.options.holder);
+        } catch (error) {
+          if (waitMs === 0 || !(error instanceof LockStoreUnavailableError)) throw error;
+          failure = error;
+        }
+        if (result?.acquired) {
+          const handed = this.handOut(tally, options, token, result, leaseMs, minHoldMs, sentAt, undefined);
+          lease = handed instanceof Lease ? handed : await handed;
+        } else {
+          if (result && this.events.wants('contention')) this.events.emit('contention', () => ({ key, name: tally.name, holderTtlMs: result.ttlMs }));
+          if (waitMs > 0) lease = await this.waitAndHandOut(tally, options, waitMs, leaseMs, minHoldMs, { token, result, failure, sentAt });
+        }
+      } else {
+        lease = await this.waitAndHandOut(tally, options, waitMs, leaseMs, minHoldMs, undefined);
+      }
       if (!lease && this.events.wants('not-acquired')) this.events.emit('not-acquired', () => ({ ...tally.report(), reason: 'taken' }));
     } catch (error) {
       // Every acquisition that ends without a lease is reported, the fail-closed ones included.
@@ -84,45 +106,40 @@ export class LeaseGrants {
     return lease;
   }
 
-  private async grant(tally: AcquireTally, options: AcquireOptions, waitMs: number, leaseMs: number, minHoldMs: number): Promise<Lease | null> {
+  private async waitAndHandOut(
+    tally: AcquireTally,
+    options: AcquireOptions,
+    waitMs: number,
+    leaseMs: number,
+    minHoldMs: number,
+    first: FirstAttempt | undefined,
+  ): Promise<Lease | null> {
+    const waited = await this.wait(tally, options, waitMs, leaseMs, first);
+    if (!waited?.granted) return null;
+    return await this.handOut(tally, options, waited.token, waited.granted, leaseMs, minHoldMs, waited.lastSentAt, waited.grantedTtlMs);
+  }
+
+  /**
+   * The lease of a grant, watched and held; a promise only for the rare grant that must be given back
+   * at once (shutdown began, the caller aborted), so the common one costs no promise turn.
+   */
+  private handOut(
+    tally: AcquireTally,
+    options: AcquireOptions,
+    token: string,
+    granted: LockGranted,
+    leaseMs: number,
+    minHoldMs: number,
+    sentAt: number,
+    ttlMs: number | undefined,
+  ): Lease | Promise<never> {
     const { key } = tally;
-    let token: string;
-    let sentAt: number;
-    let granted: LockGranted;
-    let ttlMs: number | undefined;
-    if (triesFirst(this.acquisition, key, waitMs)) {
-      // The fast path: one attempt, nothing set up around it.
-      token = newToken();
-      sentAt = Date.now();
-      tally.attempts = 1;
-      let result: AcquireResult | undefined;
-      let failure: unknown;
-      try {
-        result = await this.store.acquire(key, token, leaseMs, this.options.holder);
-      } catch (error) {
-        if (waitMs === 0 || !(error instanceof LockStoreUnavailableError)) throw error;
-        failure = error;
-      }
-      if (result?.acquired) {
-        granted = result;
-      } else {
-        if (result && this.events.wants('contention')) this.events.emit('contention', () => ({ key, name: tally.name, holderTtlMs: result.ttlMs }));
-        if (waitMs === 0) return null;
-        const waited = await this.wait(tally, options, waitMs, leaseMs, { token, result, failure, sentAt });
-        if (!waited?.granted) return null;
-        ({ token, lastSentAt: sentAt, grantedTtlMs: ttlMs } = waited);
-        granted = waited.granted;
-      }
-    } else {
-      const waited = await this.wait(tally, options, waitMs, leaseMs, undefined);
-      if (!waited?.granted) return null;
-      ({ token, lastSentAt: sentAt, grantedTtlMs: ttlMs } = waited);
-      granted = waited.granted;
-    }
     if (this.gate.closed) {
       // Granted while the application began shutting down: nothing is handed out unwatched.
-      await this.store.release(key, token, 0).catch(() => undefined);
-      throw this.gate.refusal(key);
+      return this.store.release(key, token, 0).then(
+        () => Promise.reject(this.gate.refusal(key)),
+        () => Promise.reject(this.gate.refusal(key)),
+      );
     }
     const lease = new Lease(this.host, {
       key,
@@ -137,9 +154,12 @@ export class LeaseGrants {
     });
     // The lease may already be lost (a watchdog that stopped refuses to watch it): then it is not held.
     if (lease.held) this.held.add(lease);
-    if (options.signal?.aborted) {
-      await lease.release().catch(() => undefined);
-      options.signal.throwIfAborted();
+    const { signal } = options;
+    if (signal?.aborted) {
+      return lease.release().then(
+        () => Promise.reject(signal.reason),
+        () => Promise.reject(signal.reason),
+      );
     }
     if (this.events.wants('acquired')) {
       this.events.emit('acquired', () => ({ ...tally.report(), fencingToken: lease.fencingToken, tokenDigest: lease.tokenDigest }));

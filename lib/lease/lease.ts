@@ -51,6 +51,8 @@ export class Lease implements AsyncDisposable, WatchedLease {
   declare private extending?: Promise<void>;
   /** Scopes running under this lease: the taking scope and joined ones. */
   declare private scopes?: ScopeCount;
+  /** @internal The watchdog's (see `WatchedLeases`). */
+  declare watchSlot?: unknown;
 
   /** @internal Created by LockService only. */
   constructor(

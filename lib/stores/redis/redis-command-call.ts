@@ -41,7 +41,8 @@ export class CommandCall implements SentCommand {
 
   constructor(
     readonly commands: CallTracker,
-    readonly deadline: number,
+    /** `RedisCommands`' sweep count when it was sent: the sweeps count its time in flight. */
+    readonly sentInSweep: number,
     readonly epoch: number,
     readonly operation: string,
     readonly key: string,

@@ -19,21 +19,26 @@ const UNREACHABLE = [
  * `commandTimeoutMs`, runs a clean-up when the outcome is unknown (no answer, connection lost), and turns
  * every failure into a `LockStoreUnavailableError` whose cause names the server and the reason.
  *
- * The bound costs no timer per command: commands in flight are kept oldest first (every one has the same
- * timeout, so that is also deadline order), and one shared timer, set for the oldest one's deadline, fails
- * what has run out and sets itself for the next. Under steady traffic that is one timer per timeout
- * period, however many commands go by.
+ * The bound costs the hot path neither a timer nor a clock reading per command: commands in flight are kept
+ * oldest first, and one shared timer sweeps them every quarter of the timeout while any is in flight,
+ * failing those that have been out for {@link SWEEPS_TO_EXPIRE} sweeps. A command therefore fails between
+ * one and one and a quarter timeouts after it was sent (never earlier), and under steady traffic the whole
+ * store sets four timers per timeout period, however many commands go by.
  */
 export class RedisCommands implements CallTracker {
   private oldest?: CommandCall;
   private newest?: CommandCall;
   private sweeper?: NodeJS.Timeout;
-  private sweeperAt = Infinity;
+  /** Sweeps so far; a command remembers the count it was sent under. */
+  private sweeps = 0;
+  private readonly sweepEveryMs: number;
 
   constructor(
     private readonly connection: RedisConnection,
     private readonly timeoutMs: number,
-  ) {}
+  ) {
+    this.sweepEveryMs = Math.max(1, Math.ceil(timeoutMs / (SWEEPS_TO_EXPIRE - 1)));
+  }
 
   get client(): RedisClient {
     return this.connection.client;
@@ -112,7 +117,6 @@ export class RedisCommands implements CallTracker {
   close(): void {
     clearTimeout(this.sweeper);
     this.sweeper = undefined;
-    this.sweeperAt = Infinity;
   }
 
   /** @internal */
@@ -133,7 +137,7 @@ export class RedisCommands implements CallTracker {
     resolve: (value: unknown) => void,
     reject: (error: unknown) => void,
   ): CommandCall {
-    const call = new CommandCall(this, Date.now() + this.timeoutMs, this.connection.epoch, operation, key, routingKey, onUnknownOutcome, resolve, reject);
+    const call = new CommandCall(this, this.sweeps, this.connection.epoch, operation, key, routingKey, onUnknownOutcome, resolve, reject);
     const newest = this.newest;
     if (newest) {
       newest.next = call;
@@ -142,29 +146,32 @@ export class RedisCommands implements CallTracker {
       this.oldest = call;
     }
     this.newest = call;
-    // A later command never needs an earlier timer: the one set for an older command comes first.
-    if (this.sweeperAt === Infinity) this.sweepAt(call.deadline);
+    if (!this.sweeper) this.armSweeper();
     return call;
   }
 
-  private sweepAt(at: number): void {
-    this.sweeperAt = at;
-    this.sweeper = setTimeout(() => this.sweep(), Math.max(0, at - Date.now()));
+  private armSweeper(): void {
+    this.sweeper = setTimeout(() => this.sweep(), this.sweepEveryMs);
     this.sweeper.unref();
   }
 
   private sweep(): void {
     this.sweeper = undefined;
-    this.sweeperAt = Infinity;
-    const now = Date.now();
+    const sweeps = ++this.sweeps;
     let call = this.oldest;
-    while (call && call.deadline <= now) {
+    while (call && sweeps - call.sentInSweep >= SWEEPS_TO_EXPIRE) {
       this.untrack(call);
       call.expire(this.timeoutMs, this.connection.server(call.routingKey));
       call = this.oldest;
     }
-    if (call) this.sweepAt(call.deadline);
+    if (call) this.armSweeper();
   }
 }
+
+/**
+ * A command sent between two sweeps has been out for at least `SWEEPS_TO_EXPIRE - 1` sweep intervals
+ * (each a quarter of the timeout) at this many sweeps after it: the timeout, at the least.
+ */
+const SWEEPS_TO_EXPIRE = 5;
 
 export { isReplyError } from './redis-command-call.js';

@@ -33,6 +33,8 @@ function slotTag(slot: number): string {
  * lock key always reads the same counter, so its tokens still strictly increase.
  */
 export class RedisKeyLayout {
+  private readonly fenceKeys: Array<string | undefined> = [];
+
   constructor(private readonly prefix: string) {}
 
   /** Length of the key prefix: scripts split lock keys with it. */
@@ -53,7 +55,9 @@ export class RedisKeyLayout {
   }
 
   fenceKey(lockKey: string): string {
-    return this.fenceKeyOfTag(this.slotTag(lockKey));
+    const slot = calculateSlot(lockKey);
+    // One string per slot, made once: every acquisition needs one.
+    return (this.fenceKeys[slot] ??= this.fenceKeyOfTag(slotTag(slot)));
   }
 
   fenceKeyOfTag(tag: string): string {

@@ -61,7 +61,7 @@ export function acquireQueuedArgs(
   token: string,
   leaseMs: number,
   holder: string,
-  clockMicros: number,
+  clockMicros: string | number,
   entry: string,
 ): (string | number)[] {
   return [lockKey, fenceKey, queueKey, token, leaseMs, holder, clockMicros, entry];

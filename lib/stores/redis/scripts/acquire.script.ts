@@ -51,7 +51,7 @@ export const ACQUIRE_SCRIPT = script;
 export const ACQUIRE_KEYS = 2;
 
 /** KEYS lock key, fencing counter; ARGV token, lease ms, holder, the caller's clock in µs (see fence.lua.ts). */
-export function acquireArgs(lockKey: string, fenceKey: string, token: string, leaseMs: number, holder: string, clockMicros: number): (string | number)[] {
+export function acquireArgs(lockKey: string, fenceKey: string, token: string, leaseMs: number, holder: string, clockMicros: string | number): (string | number)[] {
   return [lockKey, fenceKey, token, leaseMs, holder, clockMicros];
 }
 
@@ -62,7 +62,7 @@ export interface AcquireCall {
   readonly leaseMs: number;
   readonly holder: string;
   /** The caller's clock in µs (see fence.lua.ts). */
-  readonly clockMicros: number;
+  readonly clockMicros: string | number;
 }
 
 function argsOf(call: AcquireCall): (string | number)[] {

@@ -74,7 +74,7 @@ export function queueCheckArgs(
   queueKey: string,
   token: string,
   renewedEntry: string,
-  clockMicros: number,
+  clockMicros: string | number,
   leaseMs: number,
   grantChannelBase: string,
 ): (string | number)[] {

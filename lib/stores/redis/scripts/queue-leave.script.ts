@@ -51,7 +51,7 @@ export function queueLeaveArgs(
   fenceKey: string,
   queueKey: string,
   token: string,
-  clockMicros: number,
+  clockMicros: string | number,
   grantChannelBase: string,
 ): (string | number)[] {
   return [lockKey, fenceKey, queueKey, token, clockMicros, grantChannelBase];

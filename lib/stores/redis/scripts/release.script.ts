@@ -70,7 +70,7 @@ export function releaseScriptFor(sharded: boolean): RedisScript {
 export const RELEASE_KEYS = 1;
 
 /** `slotTagAndPrefix` is `<slot tag>:<key prefix length>:` (see the script). */
-export function releaseArgs(lockKey: string, token: string, keepMs: number, slotTagAndPrefix: string, clockMicros: number): (string | number)[] {
+export function releaseArgs(lockKey: string, token: string, keepMs: number, slotTagAndPrefix: string, clockMicros: string | number): (string | number)[] {
   return [lockKey, token, keepMs, slotTagAndPrefix + clockMicros];
 }
 
