@@ -24,6 +24,9 @@ interface SlotSubscription {
  */
 const LINGER_MS = 60_000;
 
+/** Messages kept for waiters not registered yet: more than the hand-offs of one reply's round trip. */
+const UNCLAIMED_KEPT = 64;
+
 /**
  * The grant channels of one store instance: one per hash slot its waiters wait in (the channel carries the
  * slot's tag, so the scripts that announce on it stay within their slot), subscribed while a local waiter
@@ -31,7 +34,10 @@ const LINGER_MS = 60_000;
  * wakes exactly one waiter, on exactly one instance.
  */
 export class GrantChannel {
-  private readonly waiters = new Map<string, GrantListener>();
+  private readonly waiters = new Map<number, GrantListener>();
+  /** The last messages nobody was registered for: a waiter registering late finds its own here. */
+  private readonly unclaimed: Array<{ waiter: number; kind: string; value: number } | undefined> = new Array(UNCLAIMED_KEPT);
+  private nextUnclaimed = 0;
   private readonly slots = new Map<string, SlotSubscription>();
 
   constructor(
@@ -39,12 +45,22 @@ export class GrantChannel {
     private readonly channelOf: (tag: string) => string,
   ) {}
 
-  /** Messages for `waiter` go to `listener` from now on (registered before the waiter's first call). */
-  register(waiter: string, listener: GrantListener): void {
+  /**
+   * Messages for `waiter` go to `listener` from now on, and those that came for it before (the key can be
+   * handed over before the reply that put the waiter in line arrives) are delivered at once. A waiter
+   * registers only once it stands in line, so an uncontended acquisition costs the registry nothing.
+   */
+  register(waiter: number, listener: GrantListener): void {
     this.waiters.set(waiter, listener);
+    for (let i = 0; i < this.unclaimed.length; i++) {
+      const message = this.unclaimed[i];
+      if (message?.waiter !== waiter) continue;
+      this.unclaimed[i] = undefined;
+      this.tell(listener, message.kind, message.value);
+    }
   }
 
-  unregister(waiter: string): void {
+  unregister(waiter: number): void {
     this.waiters.delete(waiter);
   }
 
@@ -91,6 +107,7 @@ export class GrantChannel {
     for (const slot of this.slots.values()) clearTimeout(slot.linger);
     this.slots.clear();
     this.waiters.clear();
+    this.unclaimed.fill(undefined);
   }
 
   private linger(tag: string, slot: SlotSubscription): void {
@@ -106,10 +123,19 @@ export class GrantChannel {
     const first = message.indexOf('|');
     const second = message.indexOf('|', first + 1);
     if (first !== 1 || second < 0) return;
-    const listener = this.waiters.get(message.slice(2, second));
-    if (!listener) return;
+    const waiter = Number(message.slice(2, second));
     const value = Number(message.slice(second + 1));
-    if (message[0] === 'g') listener.granted(value);
-    else if (message[0] === 'r') listener.recheck(value);
+    const listener = this.waiters.get(waiter);
+    if (listener) {
+      this.tell(listener, message[0]!, value);
+      return;
+    }
+    this.unclaimed[this.nextUnclaimed] = { waiter, kind: message[0]!, value };
+    this.nextUnclaimed = (this.nextUnclaimed + 1) % UNCLAIMED_KEPT;
+  }
+
+  private tell(listener: GrantListener, kind: string, value: number): void {
+    if (kind === 'g') listener.granted(value);
+    else if (kind === 'r') listener.recheck(value);
   }
 }

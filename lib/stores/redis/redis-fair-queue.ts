@@ -9,7 +9,6 @@ import { queueLeaveScriptFor } from './scripts/queue-leave.script.js';
 
 export { QUEUE_HEARTBEAT_MS } from './redis-queue-wait.js';
 
-
 /** What the queue needs from its store. */
 export interface FairQueueContext {
   readonly commands: RedisCommands;
@@ -52,7 +51,7 @@ export class RedisFairQueue {
   }
 
   acquire(request: QueuedAcquireRequest): Promise<QueuedAcquireOutcome> {
-    return new QueueWait(this, request, (++this.waiters).toString(36)).run();
+    return new QueueWait(this, request, ++this.waiters).run();
   }
 
   /** @internal */
@@ -62,8 +61,11 @@ export class RedisFairQueue {
 
   /** @internal */
   noteContended(lockKey: string, contended: boolean): void {
+    if (!contended) {
+      if (this.contended.size > 0) this.contended.delete(lockKey);
+      return;
+    }
     this.contended.delete(lockKey);
-    if (!contended) return;
     this.contended.set(lockKey, true);
     if (this.contended.size > MAX_CONTENDED_KEYS) this.contended.delete(this.contended.keys().next().value!);
   }

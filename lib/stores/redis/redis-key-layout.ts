@@ -55,9 +55,17 @@ export class RedisKeyLayout {
   }
 
   fenceKey(lockKey: string): string {
-    const slot = calculateSlot(lockKey);
-    // One string per slot, made once: every acquisition needs one.
+    return this.fenceKeyOfSlot(calculateSlot(lockKey));
+  }
+
+  /** One string per slot, made once: every acquisition needs one. */
+  fenceKeyOfSlot(slot: number): string {
     return (this.fenceKeys[slot] ??= this.fenceKeyOfTag(slotTag(slot)));
+  }
+
+  /** The slot tag of a hash slot (see {@link slotTag}). */
+  tagOfSlot(slot: number): string {
+    return slotTag(slot);
   }
 
   fenceKeyOfTag(tag: string): string {
@@ -75,7 +83,11 @@ export class RedisKeyLayout {
 
   /** The fair queue of a lock key (see scripts/queue.lua.ts). */
   queueKey(lockKey: string): string {
-    return `${this.prefix}${RESERVED_KEY_PREFIX}queue:{${this.slotTag(lockKey)}}${lockKey.slice(this.prefix.length)}`;
+    return this.queueKeyOfTag(this.slotTag(lockKey), lockKey);
+  }
+
+  queueKeyOfTag(tag: string, lockKey: string): string {
+    return `${this.prefix}${RESERVED_KEY_PREFIX}queue:{${tag}}${lockKey.slice(this.prefix.length)}`;
   }
 
   /** Where `instance` hears about grants to its waiters of the slot named by `tag`. */

@@ -1,3 +1,4 @@
+import calculateSlot from 'cluster-key-slot';
 import type { QueuedAcquireRequest } from '../lock-store.interface.js';
 import { clockMicros } from './client-clock.js';
 import type { SentCommand } from './redis-commands.js';
@@ -15,37 +16,62 @@ export class QueueCalls {
   readonly tag: string;
   private readonly fenceKey: string;
   private readonly queueKey: string;
-  private readonly grantChannelBase: string;
+  /** The entry after its clock field: everything but the clock is fixed for the wait. */
+  private readonly entryTail: string;
 
   constructor(
     private readonly queue: RedisFairQueue,
     private readonly context: FairQueueContext,
     private readonly request: QueuedAcquireRequest,
+    waiter: number,
+    heartbeatMs: number,
   ) {
     const { layout } = context;
     this.lockKey = layout.lockKey(request.key);
-    this.tag = layout.slotTag(this.lockKey);
-    this.fenceKey = layout.fenceKeyOfTag(this.tag);
-    this.queueKey = layout.queueKey(this.lockKey);
-    this.grantChannelBase = layout.grantChannel(this.tag, '');
+    const slot = calculateSlot(this.lockKey);
+    this.tag = layout.tagOfSlot(slot);
+    this.fenceKey = layout.fenceKeyOfSlot(slot);
+    this.queueKey = layout.queueKeyOfTag(this.tag, this.lockKey);
+    this.entryTail = `|${heartbeatMs}|${context.instance}|${waiter}|${request.token}|${request.holder}`;
+  }
+
+  private get grantChannelBase(): string {
+    return this.context.layout.grantChannel(this.tag, '');
   }
 
   /**
    * A grant, or a place at the end of the line. Where this instance last found a queue, a plain RPUSHX
    * joins it in one command; where it finds none, the full attempt runs (grant, or start the queue).
    */
-  async join(entry: string, onUnknownOutcome: (call: SentCommand) => void): Promise<QueuedReply> {
-    const { key, token, leaseMs, holder } = this.request;
-    const { commands } = this.context;
-    if (this.queue.seenContended(this.lockKey)) {
-      const position = await commands.run('acquire', key, this.lockKey, (client) => client.rpushx(this.queueKey, entry), onUnknownOutcome);
-      if (position > 0) return { granted: false, position };
-    }
-    const args = acquireQueuedArgs(this.lockKey, this.fenceKey, this.queueKey, token, leaseMs, holder, clockMicros(), entry);
-    const reply = await commands.runScript('acquire', key, this.lockKey, ACQUIRE_QUEUED_SCRIPT, ACQUIRE_QUEUED_KEYS, args, parseQueuedReply, onUnknownOutcome);
-    this.queue.noteContended(this.lockKey, !reply.granted);
-    return reply;
+  join(onUnknownOutcome: (call: SentCommand) => void): Promise<QueuedReply> {
+    const clock = clockMicros();
+    const entry = clock + this.entryTail;
+    return this.queue.seenContended(this.lockKey) ? this.joinBehind(entry, clock, onUnknownOutcome) : this.attempt(entry, clock, onUnknownOutcome);
   }
+
+  private async joinBehind(entry: string, clock: string, onUnknownOutcome: (call: SentCommand) => void): Promise<QueuedReply> {
+    const position = await this.context.commands.run(
+      'acquire',
+      this.request.key,
+      this.lockKey,
+      (client) => client.rpushx(this.queueKey, entry),
+      onUnknownOutcome,
+    );
+    return position > 0 ? { granted: false, position } : this.attempt(entry, clock, onUnknownOutcome);
+  }
+
+  private attempt(entry: string, clock: string, onUnknownOutcome: (call: SentCommand) => void): Promise<QueuedReply> {
+    const { key, token, leaseMs, holder } = this.request;
+    const args = acquireQueuedArgs(this.lockKey, this.fenceKey, this.queueKey, token, leaseMs, holder, clock, entry);
+    return this.context.commands.runScript('acquire', key, this.lockKey, ACQUIRE_QUEUED_SCRIPT, ACQUIRE_QUEUED_KEYS, args, this.noteReply, onUnknownOutcome);
+  }
+
+  /** Reads the reply, and remembers whether the key was contended (see `RedisFairQueue.seenContended`). */
+  private readonly noteReply = (reply: unknown): QueuedReply => {
+    const parsed = parseQueuedReply(reply);
+    this.queue.noteContended(this.lockKey, !parsed.granted);
+    return parsed;
+  };
 
   /** A look at the queue that renews the entry to `renewedEntry` (see queue-check.script.ts). */
   check(renewedEntry: string): Promise<QueueCheckReply> {
@@ -61,9 +87,8 @@ export class QueueCalls {
     return this.context.commands.runScript('acquire', key, this.lockKey, this.queue.leaveScript, QUEUE_LEAVE_KEYS, args, parseQueueLeaveReply);
   }
 
-  /** A queue entry with a heartbeat deadline `heartbeatMs` after `sentAt` (see scripts/queue.lua.ts). */
-  entry(sentAt: number, heartbeatMs: number, waiter: string): string {
-    const { token, holder } = this.request;
-    return `${sentAt + heartbeatMs}|${heartbeatMs}|${this.context.instance}|${waiter}|${token}|${holder}`;
+  /** The waiter's queue entry as of now (see scripts/queue.lua.ts). */
+  entry(): string {
+    return clockMicros() + this.entryTail;
   }
 }

@@ -19,13 +19,16 @@ const MAX_RETRY_MS = 1_000;
 export class QueueWait implements GrantListener {
   private readonly calls: QueueCalls;
   private readonly heartbeatMs: number;
-  private readonly wake = new Wake();
+  /** Made when the wait first sleeps: an uncontended acquisition never does. */
+  declare private sleeper?: Wake;
   private attempts = 0;
   private failures = 0;
   private lastError?: LockStoreUnavailableError;
   /** In the queue (as far as we know). */
   private queued = false;
   private subscribed = false;
+  /** Told about hand-offs by the grant channel: from when it first stands in line. */
+  private registered = false;
   /** Send time of the latest call that found us waiting: a hand-off came later. */
   private lastQueuedAt = 0;
   private nextCheckAt = Infinity;
@@ -37,11 +40,15 @@ export class QueueWait implements GrantListener {
   constructor(
     queue: RedisFairQueue,
     private readonly request: QueuedAcquireRequest,
-    private readonly id: string,
+    private readonly id: number,
   ) {
     this.context = queue.context;
-    this.calls = new QueueCalls(queue, this.context, request);
     this.heartbeatMs = Math.min(request.leaseMs, QUEUE_HEARTBEAT_MS);
+    this.calls = new QueueCalls(queue, this.context, request, id, this.heartbeatMs);
+  }
+
+  private get wake(): Wake {
+    return (this.sleeper ??= new Wake());
   }
 
   granted(fencingToken: number): void {
@@ -57,10 +64,10 @@ export class QueueWait implements GrantListener {
   async run(): Promise<QueuedAcquireOutcome> {
     const { key, token, signal } = this.request;
     const { grants } = this.context;
-    // Registered before the first call: a hand-off right after it is announced before its reply arrives.
-    grants.register(this.id, this);
     try {
-      const outcome = await this.wait();
+      // The first pass inline: an uncontended acquisition is one script call, and no further step.
+      const first = await this.join();
+      const outcome = first ?? (await this.wait());
       if (outcome.result.acquired && signal?.aborted) {
         // A grant that raced the abort is released (which hands the key on).
         await this.context.release(key, token).catch(() => undefined);
@@ -73,7 +80,7 @@ export class QueueWait implements GrantListener {
       if (this.queued || this.handedFence !== undefined) await this.abandon();
       throw error;
     } finally {
-      grants.unregister(this.id);
+      if (this.registered) grants.unregister(this.id);
       if (this.subscribed) grants.unsubscribe(this.calls.tag);
     }
   }
@@ -104,7 +111,7 @@ export class QueueWait implements GrantListener {
     this.attempts++;
     let reply;
     try {
-      reply = await this.calls.join(this.entry(sentAt), this.cleanUpJoin);
+      reply = await this.calls.join(this.cleanUpJoin);
     } catch (error) {
       this.failed(error);
       return undefined;
@@ -114,6 +121,11 @@ export class QueueWait implements GrantListener {
     if (reply.granted) return this.outcome(reply.fencingToken, sentAt, undefined);
     this.queued = true;
     this.lastQueuedAt = sentAt;
+    if (!this.registered) {
+      // A hand-off announced before this reply arrived is delivered now (see GrantChannel.register).
+      this.registered = true;
+      this.context.grants.register(this.id, this);
+    }
     // A reply in another connection epoch may answer a second delivery: look at the queue at once (the
     // check finds a grant and drops a duplicate entry).
     this.nextCheckAt = this.context.epoch() === epoch ? sentAt + this.checkEveryMs() : 0;
@@ -153,7 +165,7 @@ export class QueueWait implements GrantListener {
     this.attempts++;
     let reply;
     try {
-      reply = await this.calls.check(this.entry(sentAt));
+      reply = await this.calls.check(this.entry());
     } catch (error) {
       this.failed(error);
       this.nextCheckAt = Date.now() + this.backoffMs();
@@ -226,8 +238,8 @@ export class QueueWait implements GrantListener {
     return { result: { acquired: true, fencingToken }, attempts: this.attempts, leaseStartedAt, ...(grantedTtlMs === undefined ? {} : { grantedTtlMs }) };
   }
 
-  private entry(sentAt: number): string {
-    return this.calls.entry(sentAt, this.heartbeatMs, this.id);
+  private entry(): string {
+    return this.calls.entry();
   }
 
   private checkEveryMs(): number {

@@ -20,7 +20,7 @@ describe('queue-check script', () => {
     const lock = fixture.lock();
     await redis.set(lock.lockKey, lockValue('q', 'holder', 1), 'PX', 10_000);
     const ahead = queueEntry('ahead');
-    await redis.rpush(lock.queueKey, ahead, queueEntry('me', { expiresAt: 1 }), queueEntry('me', { expiresAt: 1 }));
+    await redis.rpush(lock.queueKey, ahead, queueEntry('me', { expiresAt: 10_000 }), queueEntry('me', { expiresAt: 10_000 }));
     const renewed = queueEntry('me', { expiresAt: Date.now() + 5_000 });
     const reply = await check(lock, 'me', renewed);
     expect(reply).toMatchObject({ status: 'waiting', position: 2 });

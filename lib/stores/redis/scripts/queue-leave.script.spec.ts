@@ -16,7 +16,7 @@ describe('queue-leave script', () => {
     const lock = fixture.lock();
     await redis.set(lock.lockKey, lockValue('q', 'holder', 1), 'PX', 10_000);
     const other = queueEntry('other');
-    await redis.rpush(lock.queueKey, queueEntry('me', { expiresAt: 5 }), other, queueEntry('me'));
+    await redis.rpush(lock.queueKey, queueEntry('me', { expiresAt: 10_000 }), other, queueEntry('me'));
     expect(await leave(lock, 'me')).toBeUndefined();
     expect(await redis.lrange(lock.queueKey, 0, -1)).toEqual([other]);
   });

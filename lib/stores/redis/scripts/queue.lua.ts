@@ -6,17 +6,18 @@ import { nextFenceLua } from './fence.lua.js';
  * all, and everything expires on its own:
  *
  * - `<prefix>#queue:{tag}<key>`, a list of waiters, first in line first: entries
- *   `<expiresAtMs>|<handOffTtlMs>|<instance>|<waiter>|<token>|<holder>`. `expiresAtMs` is the waiter's
- *   heartbeat deadline on its own clock (it renews it by queue checks while it waits), `handOffTtlMs` the
- *   TTL a hand-off gives it (its heartbeat lease: a waiter that crashed holds the key no longer than that),
- *   `instance` names its store's grant channel and `waiter` the wait within it. The list's own TTL
+ *   `<clockµs>|<heartbeatMs>|<instance>|<waiter>|<token>|<holder>`. `clockµs` is the waiter's clock when it
+ *   wrote the entry (it writes it anew at every look at the queue while it waits), `heartbeatMs` its
+ *   heartbeat lease: the entry counts as alive until `clockµs / 1000 + heartbeatMs`, and a hand-off gives
+ *   the waiter a TTL of that long (a waiter that crashed holds the key no longer). `instance` names its
+ *   store's grant channel and `waiter` the wait within it. The list's own TTL
  *   ({@link QUEUE_TTL_MS}) is renewed by every queue check and now and then by hand-offs: a queue whose
  *   waiters all crashed goes away.
  * - `<prefix>#granted:{tag}<instance>`, the channel on which an instance hears about grants (`g|waiter|fence`)
  *   and about when to look again (`r|waiter|ms`) for its waiters of this hash slot.
  * - `<prefix>#fence:{tag}`, the slot's fencing counter (see fence.lua.ts).
  *
- * A waiter counts as gone once its deadline has passed on the clock of the client that looks (a releaser,
+ * A waiter counts as gone once its heartbeat lease has run out on the clock of the client that looks (a releaser,
  * another waiter): clocks that disagree by more than a heartbeat lease can only make a live waiter lose its
  * place (it notices at its next check and queues again) or a dead one be handed the key for one heartbeat
  * lease, never give the key to two holders.
@@ -72,12 +73,13 @@ export function handOffLua(names: HandOffNames): string {
   local now = math.floor(tonumber(${names.clock}) / 1000)
   local entry = redis.call('LPOP', queue)
   while entry do
-    local expires, ttl, instance, waiter, token, holder = string.match(entry, '${QUEUE_ENTRY_PATTERN}')
-    if expires and tonumber(expires) >= now then
+    local written, ttl, instance, waiter, token, holder = string.match(entry, '${QUEUE_ENTRY_PATTERN}')
+    if written and tonumber(written) / 1000 + tonumber(ttl) >= now then
       ${nextFenceLua('fenceKey', names.clock)}
       ${grant}
-      -- The queue lives as long as it is used: its TTL is renewed now and then (one hand-off in 100).
-      if string.sub(fence, -2) == '00' then redis.call('PEXPIRE', queue, ${QUEUE_TTL_MS}) end
+      -- The queue lives as long as it is used: its TTL is renewed now and then, one hand-off in a hundred
+      -- on average (the millisecond digits of the token ending in 00; the last three count within one).
+      if string.sub(fence, -5, -4) == '00' then redis.call('PEXPIRE', queue, ${QUEUE_TTL_MS}) end
       handedTo, handedFence = token, fence
       break
     end
