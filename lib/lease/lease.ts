@@ -265,7 +265,7 @@ export class Lease implements AsyncDisposable, WatchedLease {
   /** @internal A renewal that asked for `leaseMs` and was sent at `sentAt` got through. */
   onRenewed(sentAt: number, leaseMs: number, latencyMs: number): void {
     this.localExpiry = sentAt + leaseMs;
-    this.host.events.emit('renewed', () => ({ ...this.describe(), expiresAt: this.localExpiry, latencyMs }));
+    if (this.host.events.wants('renewed')) this.host.events.emit('renewed', () => ({ ...this.describe(), expiresAt: this.localExpiry, latencyMs }));
   }
 
   /** @internal */

@@ -56,23 +56,29 @@ export interface RenewCallReply {
   readonly acknowledged: number;
 }
 
-async function runRenew(script: RedisScript, call: RenewCall, keys: string[], args: (string | number)[]): Promise<RenewCallReply> {
+/** `keysAndArgs` holds the `numKeys` keys first; a batch of 1000 leases is one array, built in one pass. */
+async function runRenew(script: RedisScript, call: RenewCall, numKeys: number, keysAndArgs: (string | number)[]): Promise<RenewCallReply> {
   if (call.replicas === 0) {
-    const replies = (await script.run(call.client, keys, args)) as number[];
+    const replies = (await script.send(call.client, numKeys, keysAndArgs)) as number[];
     return { replies: replies.map((reply) => REPLIES[reply]!), acknowledged: 0 };
   }
-  const { reply, acknowledged } = await script.runAcknowledged(call.client, keys, args, call.replicas, call.waitTimeoutMs);
+  const keys = keysAndArgs.slice(0, numKeys) as string[];
+  const { reply, acknowledged } = await script.runAcknowledged(call.client, keys, keysAndArgs.slice(numKeys), call.replicas, call.waitTimeoutMs);
   return { replies: (reply as number[]).map((value) => REPLIES[value]!), acknowledged };
 }
 
 /** Declares every key, so on a Cluster all entries must share one hash slot. */
 export function renewManyScript(call: RenewCall): Promise<RenewCallReply> {
-  return runRenew(
-    script,
-    call,
-    call.entries.map((entry) => entry.lockKey),
-    call.entries.flatMap((entry) => [entry.token, entry.leaseMs]),
-  );
+  const { entries } = call;
+  const n = entries.length;
+  const keysAndArgs = new Array<string | number>(3 * n);
+  for (let i = 0; i < n; i++) {
+    const entry = entries[i]!;
+    keysAndArgs[i] = entry.lockKey;
+    keysAndArgs[n + 2 * i] = entry.token;
+    keysAndArgs[n + 2 * i + 1] = entry.leaseMs;
+  }
+  return runRenew(script, call, n, keysAndArgs);
 }
 
 /**
@@ -103,10 +109,14 @@ return renewed
 
 /** All entries should live on one Cluster node (the one serving the first entry's slot). */
 export function renewOnNodeScript(call: RenewCall): Promise<RenewCallReply> {
-  return runRenew(
-    nodeScript,
-    call,
-    [call.entries[0]!.lockKey],
-    call.entries.flatMap((entry) => [entry.lockKey, entry.token, entry.leaseMs]),
-  );
+  const { entries } = call;
+  const keysAndArgs = new Array<string | number>(1 + 3 * entries.length);
+  keysAndArgs[0] = entries[0]!.lockKey;
+  for (let i = 0; i < entries.length; i++) {
+    const entry = entries[i]!;
+    keysAndArgs[1 + 3 * i] = entry.lockKey;
+    keysAndArgs[2 + 3 * i] = entry.token;
+    keysAndArgs[3 + 3 * i] = entry.leaseMs;
+  }
+  return runRenew(nodeScript, call, 1, keysAndArgs);
 }
