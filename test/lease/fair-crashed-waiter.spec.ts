@@ -13,7 +13,7 @@ const FAIR = { LOCK_TEST_MODULE_OPTIONS: JSON.stringify({ fair: true }) };
 /** A queue entry's fields (see lib/stores/redis/scripts/queue.lua.ts). */
 function parseEntry(entry: string): { expiresAt: number; holder: string } {
   const match = new RegExp(QUEUE_ENTRY_PATTERN.replace(/%d/g, '\\d').replace(/\|/g, '\\|')).exec(entry)!;
-  return { expiresAt: Number(match[1]), holder: match[6]! };
+  return { expiresAt: Number(match[1]) / 1000 + Number(match[2]), holder: match[6]! };
 }
 
 describe('fair: true — a waiter that crashes or stalls does not hold the queue up', () => {

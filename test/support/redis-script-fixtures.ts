@@ -50,10 +50,10 @@ export function lockValue(flag: '-' | 'w' | 'q', token: string, fence: number, h
   return `${flag}${token}|${fence}|${holder}`;
 }
 
-/** A fair queue entry (see queue.lua.ts). */
+/** A fair queue entry (see queue.lua.ts), alive until `expiresAt` (epoch ms). */
 export function queueEntry(token: string, options: { expiresAt?: number; ttlMs?: number; instance?: string; waiter?: string; holder?: string } = {}): string {
   const { expiresAt = Date.now() + 60_000, ttlMs = 2_000, instance = 'inst', waiter = token, holder = 'host:2' } = options;
-  return `${expiresAt}|${ttlMs}|${instance}|${waiter}|${token}|${holder}`;
+  return `${(expiresAt - ttlMs) * 1000}|${ttlMs}|${instance}|${waiter}|${token}|${holder}`;
 }
 
 /** Messages published on `channel` from now on (resolves once subscribed). */
