@@ -15,7 +15,10 @@ import { decoratorOverhead } from './scenarios/decorator-overhead.scenario.js';
 import { runSequentialScenario } from './scenarios/sequential.scenario.js';
 import { runReplicaAckScenario } from './scenarios/replica-ack.scenario.js';
 import { runStoresScenario } from './scenarios/stores.scenario.js';
-import { runClusterWatchdog, runWatchdogScenario } from './scenarios/watchdog.scenario.js';
+import { runClusterWatchdog, runWatchdogScenario, type ClusterWatchdogRow } from './scenarios/watchdog.scenario.js';
+import { runClusterContendedScenario } from './scenarios/cluster-contended.scenario.js';
+import type { ContendedRow } from './scenarios/contended.scenario.js';
+import { startRedisCluster } from '../scripts/servers/redis-cluster.js';
 import { describeEnvironment } from './support/environment.js';
 import { openRedisTarget } from './support/redis-target.js';
 import { BENCH_STORES } from './stores/bench-stores.js';
@@ -81,9 +84,19 @@ async function main(): Promise<void> {
       runStoresScenario(context, BENCH_STORES.filter((store) => (!storeIds || storeIds.includes(store.id)) && !store.unavailable?.())),
     );
     const libraryMeasured = available.some((contender) => contender.id === 'lock-service');
-    const [clusterWatchdog] = libraryMeasured
-      ? await when('5', 'watchdog at scale on a Redis Cluster (this library)', async () => [await runClusterWatchdog(context)])
-      : [];
+    // One private Cluster (3 masters, 3 replicas) for both Cluster scenarios, started only if one runs.
+    const clusterScenarios = libraryMeasured ? ['3', '5'].filter((scenario) => scenarios.has(scenario)) : [];
+    const cluster = clusterScenarios.length > 0 ? await startRedisCluster() : undefined;
+    let clusterContended: ContendedRow[] = [];
+    let clusterWatchdog: ClusterWatchdogRow | undefined;
+    try {
+      if (cluster) {
+        clusterContended = await when('3', 'contended on a Redis Cluster (this library)', () => runClusterContendedScenario(context, cluster));
+        [clusterWatchdog] = await when('5', 'watchdog at scale on a Redis Cluster (this library)', async () => [await runClusterWatchdog(context, cluster)]);
+      }
+    } finally {
+      await cluster?.stop();
+    }
     const [replicaAck] = libraryMeasured
       ? await when('8', 'replica acknowledgement (replicas: 1) cost (this library)', async () => [await runReplicaAckScenario(context)])
       : [];
@@ -103,6 +116,7 @@ async function main(): Promise<void> {
       sequential,
       concurrent,
       contended,
+      clusterContended,
       cost,
       watchdog,
       stores,

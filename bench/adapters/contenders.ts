@@ -1,17 +1,20 @@
 import type { Contender, RetryTuning } from './lock-adapter.js';
 import { lockDecoratorContender } from './lock-decorator.adapter.js';
-import { lockServiceContender } from './lock-service.adapter.js';
+import { fairLockServiceContender, lockServiceContender } from './lock-service.adapter.js';
 import { murlockContender } from './murlock.adapter.js';
 import { nestRedlockContender } from './nest-redlock.adapter.js';
 import { rawContender } from './raw.adapter.js';
 import { redisSemaphoreContender } from './redis-semaphore.adapter.js';
+import { redisStoreContender } from './redis-store.adapter.js';
 import { redlockContender } from './redlock.adapter.js';
 import { withLockContender } from './with-lock.adapter.js';
 
-/** Everyone, in report order: the floor, this library's three paths, then the alternatives. */
+/** Everyone, in report order: the floor, this library's protocol alone, its three paths, then the alternatives. */
 export const CONTENDERS: readonly Contender[] = [
   rawContender,
+  redisStoreContender,
   lockServiceContender,
+  fairLockServiceContender,
   withLockContender,
   lockDecoratorContender,
   redisSemaphoreContender,

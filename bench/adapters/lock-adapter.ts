@@ -32,7 +32,8 @@ export interface AdapterOptions {
   readonly onLost: (key: string) => void;
 }
 
-export type ContenderRole = 'floor' | 'library' | 'alternative';
+/** `protocol`: this library's store alone, to split its cost into protocol and client path. */
+export type ContenderRole = 'floor' | 'protocol' | 'library' | 'alternative';
 
 export interface Contender {
   /** Stable id, used in the JSON results and on the command line (`--only=`). */

@@ -1,5 +1,5 @@
 import type { INestApplicationContext, Provider } from '@nestjs/common';
-import { DistributedLockModule, LockEvents, LockService } from '../../lib/index.js';
+import { DistributedLockModule, LockEvents, LockService, type LockModuleOptions } from '../../lib/index.js';
 import type { AdapterOptions, Contender, LockAdapter } from './lock-adapter.js';
 import { openNestContext } from './nest-context.js';
 
@@ -12,6 +12,7 @@ import { openNestContext } from './nest-context.js';
 export async function openLockModuleContext(
   options: AdapterOptions,
   providers: Provider[] = [],
+  moduleOptions: Partial<LockModuleOptions> = {},
 ): Promise<{ app: INestApplicationContext; locks: LockService }> {
   const app = await openNestContext(
     [
@@ -20,6 +21,7 @@ export async function openLockModuleContext(
         keyPrefix: options.keyPrefix,
         leaseMs: options.leaseMs,
         waitMs: options.waitMs,
+        ...moduleOptions,
       }),
     ],
     providers,
@@ -30,6 +32,9 @@ export async function openLockModuleContext(
 
 /** The library's retry behaviour, in words, for every adapter that goes through it. */
 export const LOCK_MODULE_WAITING = 'woken by release (pub/sub); fallback retry 10–1000 ms, jittered (module defaults)';
+
+/** With `fair: true`. */
+export const FAIR_QUEUE_WAITING = 'queued in Redis (fair: true): the release hands the key to the next waiter and wakes only it';
 
 /** How one of this library's paths takes a lock, once its application runs. */
 export interface LibraryPath {
@@ -42,17 +47,22 @@ export interface LibraryPath {
  * One of this library's own paths: the same module configuration, waiting and loss counting, differing only
  * in how a lock is taken.
  */
-export function libraryContender(id: string, label: string, path: (options: AdapterOptions) => LibraryPath): Contender {
+export function libraryContender(
+  id: string,
+  label: string,
+  path: (options: AdapterOptions) => LibraryPath,
+  moduleOptions: Partial<LockModuleOptions> = {},
+): Contender {
   return {
     id,
     label,
     role: 'library',
     packageName: 'nestjs-distributed-lock',
-    tunings: { defaults: LOCK_MODULE_WAITING },
+    tunings: { defaults: moduleOptions.fair ? FAIR_QUEUE_WAITING : LOCK_MODULE_WAITING },
     renewsLeases: true,
     async open(options): Promise<LockAdapter> {
       const { providers, acquire } = path(options);
-      const { app, locks } = await openLockModuleContext(options, providers);
+      const { app, locks } = await openLockModuleContext(options, providers, moduleOptions);
       return { acquire: acquire(app, locks), close: () => app.close() };
     },
   };

@@ -1,6 +1,6 @@
 import { Redlock as RedlockDecorator, RedlockModule, RedlockService } from '@anchan828/nest-redlock';
 import type { EventEmitter } from 'node:events';
-import { Redis } from 'ioredis';
+import { openBenchRedis } from './bench-redis-client.js';
 import { defineLockedTarget } from './decorated-target.js';
 import type { Contender, LockAdapter } from './lock-adapter.js';
 import { openNestContext } from './nest-context.js';
@@ -21,7 +21,7 @@ export const nestRedlockContender: Contender = {
       [
         RedlockModule.register({
           // The module quits its clients on shutdown, so this one is its alone.
-          clients: [new Redis(options.redisUrl)],
+          clients: [openBenchRedis(options.redisUrl)],
           settings: redlockRetrySettings(options.tuning, options.waitMs),
           duration: options.leaseMs,
         }),

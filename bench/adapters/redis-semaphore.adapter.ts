@@ -1,4 +1,4 @@
-import { Redis } from 'ioredis';
+import { openBenchRedis } from './bench-redis-client.js';
 import { Mutex } from 'redis-semaphore';
 import type { Contender, LockAdapter, RetryTuning } from './lock-adapter.js';
 
@@ -17,7 +17,7 @@ export const redisSemaphoreContender: Contender = {
   },
   renewsLeases: true,
   async open(options): Promise<LockAdapter> {
-    const client = new Redis(options.redisUrl);
+    const client = openBenchRedis(options.redisUrl);
     return {
       async acquire(key) {
         const mutex = new Mutex(client, options.keyPrefix + key, {

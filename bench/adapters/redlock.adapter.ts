@@ -1,5 +1,5 @@
 import { Redlock } from '@sesamecare-oss/redlock';
-import { Redis } from 'ioredis';
+import { openBenchRedis } from './bench-redis-client.js';
 import type { Contender, LockAdapter } from './lock-adapter.js';
 import { REDLOCK_TUNINGS, redlockRetrySettings } from './redlock.settings.js';
 import { acquireInScope } from './scope-handle.js';
@@ -16,7 +16,7 @@ export const redlockContender: Contender = {
   tunings: REDLOCK_TUNINGS,
   renewsLeases: true,
   async open(options): Promise<LockAdapter> {
-    const client = new Redis(options.redisUrl);
+    const client = openBenchRedis(options.redisUrl);
     const redlock = new Redlock([client], redlockRetrySettings(options.tuning, options.waitMs));
     // Redlock re-emits per-attempt failures ("resource locked") as 'error' events; they are normal here.
     redlock.on('error', () => undefined);

@@ -29,6 +29,8 @@ export interface BenchResults {
   readonly sequential: SequentialRow[];
   readonly concurrent: ConcurrentRow[];
   readonly contended: ContendedRow[];
+  /** Scenario 3's workload on a private Redis Cluster (this library only). */
+  readonly clusterContended: ContendedRow[];
   readonly cost: CostRow[];
   readonly watchdog: WatchdogRow[];
   readonly stores: StoresRow[];

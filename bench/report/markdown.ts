@@ -2,7 +2,7 @@ import type { BenchResults, EntrantInfo } from './bench-results.js';
 import { num, table } from './format.js';
 import { concurrentTable, contendedTable, costTable, overheadTable, sequentialTable, watchdogTable } from './scenario-tables.js';
 import { storesTable } from './stores-table.js';
-import { clusterWatchdogTable, replicaAckTable } from './topology-tables.js';
+import { clusterContendedTable, clusterWatchdogTable, replicaAckTable } from './topology-tables.js';
 
 /** The whole report: environment, contenders, one table per scenario that ran, then the targets. */
 export function renderMarkdown(results: BenchResults): string {
@@ -32,13 +32,14 @@ export function renderMarkdown(results: BenchResults): string {
     ...sequentialTable(results, name),
     ...concurrentTable(results, name),
     ...contendedTable(results, name),
+    ...clusterContendedTable(results, name),
     ...costTable(results, name),
     ...watchdogTable(results, name),
     ...clusterWatchdogTable(results),
     ...replicaAckTable(results),
     ...overheadTable(results, name),
     ...storesTable(results),
-    '## Targets (issue 6)',
+    '## Targets (issues 6 and 11)',
     '',
     table(
       ['scenario', 'target', 'met', 'measured'],

@@ -1,3 +1,4 @@
+import type { ContendedRow } from '../scenarios/contended.scenario.js';
 import type { BenchResults } from './bench-results.js';
 import { throughputRatio } from '../scenarios/throughput-ratio.js';
 import { breakdown, num, ratioText, spreadText, table, times } from './format.js';
@@ -53,25 +54,32 @@ export function contendedTable(results: BenchResults, name: Namer): string[] {
     `## 3. Contended: ${c.workers} workers over ${c.instances} instances on ONE key, hold ${c.holdMs} ms (${c.repetitions} × ${num(c.durationMs)} ms)`,
     () => [
       'Handoff: from one holder leaving the critical section to another worker entering it. Re-grab: the worker that just released got the key straight back. ' +
-        'Starved: workers with no critical section in a run (worst run). Cmds/CS: server commands per critical section (INFO commandstats, script-internal calls included).',
+        'Starved: workers with no critical section in a run (worst run). Longest / mean: the longest single wait of a run over its mean wait. ' +
+        'Cmds/CS: server commands per critical section (INFO commandstats, script-internal calls included).',
       '',
-      table(
-        ['contender', 'CS/s', 'handoff p50 ms', 'handoff p99 ms', 're-grab', 'max wait ms', 'starved', 'fewest CS/worker', 'cmds/CS', 'failed acquires', 'overlaps'],
-        results.contended.map((row) => [
-          name(row.entrant) + failed(row),
-          spreadText(row.sectionsPerSecond),
-          spreadText(row.handoffP50Ms, 2),
-          spreadText(row.handoffP99Ms, 1),
-          `${num(row.regrabShare.median * 100)} %`,
-          spreadText(row.maxWaitMs),
-          String(row.starvedWorkers),
-          num(row.fewestSectionsPerWorker),
-          spreadText(row.commandsPerSection, 1),
-          String(row.failedAcquires),
-          String(row.exclusionViolations),
-        ]),
-      ),
+      contendedRowsTable(results.contended, name),
     ],
+  );
+}
+
+/** The contended workload's rows (scenario 3, and its run on a Redis Cluster). */
+export function contendedRowsTable(rows: readonly ContendedRow[], name: Namer): string {
+  return table(
+    ['contender', 'CS/s', 'handoff p50 ms', 'handoff p99 ms', 're-grab', 'max wait ms', 'longest / mean wait', 'starved', 'fewest CS/worker', 'cmds/CS', 'failed acquires', 'overlaps'],
+    rows.map((row) => [
+      name(row.entrant) + failed(row),
+      spreadText(row.sectionsPerSecond),
+      spreadText(row.handoffP50Ms, 2),
+      spreadText(row.handoffP99Ms, 2),
+      `${num(row.regrabShare.median * 100)} %`,
+      spreadText(row.maxWaitMs),
+      row.longestOverMeanWait ? spreadText(row.longestOverMeanWait, 1) : '–',
+      String(row.starvedWorkers),
+      num(row.fewestSectionsPerWorker),
+      spreadText(row.commandsPerSection, 2),
+      String(row.failedAcquires),
+      String(row.exclusionViolations),
+    ]),
   );
 }
 

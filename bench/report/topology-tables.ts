@@ -1,5 +1,21 @@
 import type { BenchResults } from './bench-results.js';
 import { num, ratioText, spreadText, table } from './format.js';
+import { contendedRowsTable, type Namer } from './scenario-tables.js';
+
+/** Scenario 3's workload on a Cluster. */
+export function clusterContendedTable(results: BenchResults, name: Namer): string[] {
+  if (results.clusterContended.length === 0) return [];
+  const c = results.config.contended;
+  return [
+    `## 3c. Contended on a Redis Cluster (3 masters, 3 replicas): ${c.workers} workers over ${c.instances} instances on ONE key (${c.repetitions} × ${num(c.durationMs)} ms)`,
+    '',
+    'This library only, each instance a Cluster client of its own; the fair queue with `shardedPubSub: true`. The key, its queue, its fencing ' +
+      "counter and its channels share the key's hash slot, so every script runs on the one master that serves it. Cmds/CS: server commands summed over every master.",
+    '',
+    contendedRowsTable(results.clusterContended, name),
+    '',
+  ];
+}
 
 /** Scenario 5 on a Cluster: renew calls per interval against per-slot batching and the floor. */
 export function clusterWatchdogTable(results: BenchResults): string[] {

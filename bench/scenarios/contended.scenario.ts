@@ -19,6 +19,9 @@ export interface ContendedRow {
   readonly handoffP99Ms: Spread;
   readonly regrabShare: Spread;
   readonly maxWaitMs: Spread;
+  readonly meanWaitMs: Spread;
+  /** Longest single wait over the mean wait, per run: how unevenly the key was shared. */
+  readonly longestOverMeanWait: Spread;
   readonly commandsPerSection: Spread;
   /** Worst repetition. */
   readonly starvedWorkers: number;
@@ -29,6 +32,28 @@ export interface ContendedRow {
   readonly lostLeases: number;
   readonly runs: ContendedRun[];
   readonly error?: string;
+}
+
+/** One entrant's runs of the contended workload as a report row (also used for the Cluster variant). */
+export function contendedRow(entrant: string, runs: ContendedRun[], lostLeases: number, error?: string): ContendedRow {
+  return {
+    entrant,
+    sectionsPerSecond: spreadOf(runs, (run) => run.sectionsPerSecond),
+    handoffP50Ms: spreadOf(runs, (run) => run.handoffP50Ms),
+    handoffP99Ms: spreadOf(runs, (run) => run.handoffP99Ms),
+    regrabShare: spreadOf(runs, (run) => run.regrabShare),
+    maxWaitMs: spreadOf(runs, (run) => run.maxWaitMs),
+    meanWaitMs: spreadOf(runs, (run) => run.meanWaitMs),
+    longestOverMeanWait: spreadOf(runs, (run) => run.maxWaitMs / run.meanWaitMs),
+    commandsPerSection: spreadOf(runs, (run) => run.commandsPerSection),
+    starvedWorkers: Math.max(0, ...runs.map((run) => run.starvedWorkers)),
+    fewestSectionsPerWorker: Math.min(Infinity, ...runs.map((run) => run.fewestSectionsPerWorker)),
+    failedAcquires: runs.reduce((sum, run) => sum + run.failedAcquires, 0),
+    exclusionViolations: runs.reduce((sum, run) => sum + run.exclusionViolations, 0),
+    lostLeases,
+    runs,
+    ...(error ? { error } : {}),
+  };
 }
 
 /** Scenario 3: 16 workers over 4 instances on ONE key, hold 1 ms, release. */
@@ -47,31 +72,23 @@ export async function runContendedScenario(context: BenchContext, entrants: read
         commandsPerSection: totalCalls(commands) / Math.max(1, result.sections),
         commands: Object.fromEntries(commands),
       };
-      context.log(
-        `  s3 ${entrant.id}: ${Math.round(run.sectionsPerSecond)} CS/s, handoff p50 ${run.handoffP50Ms.toFixed(2)} ms, ` +
-          `${run.commandsPerSection.toFixed(1)} cmds/CS, starved ${run.starvedWorkers}`,
-      );
+      context.log(`  s3 ${entrant.id}: ${describeContendedRun(run)}`);
       return run;
     });
     return Promise.all(
-      results.map(async ({ entrant, runs, error }) => ({
-        entrant: entrant.id,
-        sectionsPerSecond: spreadOf(runs, (run) => run.sectionsPerSecond),
-        handoffP50Ms: spreadOf(runs, (run) => run.handoffP50Ms),
-        handoffP99Ms: spreadOf(runs, (run) => run.handoffP99Ms),
-        regrabShare: spreadOf(runs, (run) => run.regrabShare),
-        maxWaitMs: spreadOf(runs, (run) => run.maxWaitMs),
-        commandsPerSection: spreadOf(runs, (run) => run.commandsPerSection),
-        starvedWorkers: Math.max(0, ...runs.map((run) => run.starvedWorkers)),
-        fewestSectionsPerWorker: Math.min(Infinity, ...runs.map((run) => run.fewestSectionsPerWorker)),
-        failedAcquires: runs.reduce((sum, run) => sum + run.failedAcquires, 0),
-        exclusionViolations: runs.reduce((sum, run) => sum + run.exclusionViolations, 0),
-        lostLeases: error ? 0 : (await opened.get(entrant)).reduce((sum, { lost }) => sum + lost(), 0),
-        runs,
-        ...(error ? { error } : {}),
-      })),
+      results.map(async ({ entrant, runs, error }) =>
+        contendedRow(entrant.id, runs, error ? 0 : (await opened.get(entrant)).reduce((sum, { lost }) => sum + lost(), 0), error),
+      ),
     );
   } finally {
     await opened.closeAll();
   }
+}
+
+export function describeContendedRun(run: ContendedRun): string {
+  return (
+    `${Math.round(run.sectionsPerSecond)} CS/s, handoff p50 ${run.handoffP50Ms.toFixed(2)} / p99 ${run.handoffP99Ms.toFixed(2)} ms, ` +
+    `${run.commandsPerSection.toFixed(2)} cmds/CS, starved ${run.starvedWorkers}, longest wait ${run.maxWaitMs.toFixed(0)} ms ` +
+    `(${(run.maxWaitMs / run.meanWaitMs).toFixed(1)}× the mean)`
+  );
 }

@@ -25,6 +25,8 @@ export interface ContentionOutcome {
   readonly mostSectionsPerWorker: number;
   /** Longest time one acquire took (or failed after). */
   readonly maxWaitMs: number;
+  /** Mean time an acquire took (every one, failed ones included): the yardstick for the longest. */
+  readonly meanWaitMs: number;
   /** Acquires that gave up (wait budget spent or error). */
   readonly failedAcquires: number;
   readonly failedReleases: number;
@@ -52,6 +54,8 @@ export async function contend(adapters: readonly LockAdapter[], key: string, pla
   let failedAcquires = 0;
   let failedReleases = 0;
   let maxWaitMs = 0;
+  let waitedMs = 0;
+  let waits = 0;
 
   await Promise.all(
     Array.from({ length: plan.workers }, async (_, worker) => {
@@ -64,10 +68,14 @@ export async function contend(adapters: readonly LockAdapter[], key: string, pla
         } catch {
           failedAcquires++;
           maxWaitMs = Math.max(maxWaitMs, now() - asked);
+          waitedMs += now() - asked;
+          waits++;
           continue;
         }
         const entered = now();
         maxWaitMs = Math.max(maxWaitMs, entered - asked);
+        waitedMs += entered - asked;
+        waits++;
         if (++inside > 1) exclusionViolations++;
         await sleep(plan.holdMs);
         inside--;
@@ -99,6 +107,7 @@ export async function contend(adapters: readonly LockAdapter[], key: string, pla
     fewestSectionsPerWorker: Math.min(...perWorker),
     mostSectionsPerWorker: Math.max(...perWorker),
     maxWaitMs,
+    meanWaitMs: waits > 0 ? waitedMs / waits : NaN,
     failedAcquires,
     failedReleases,
     exclusionViolations,

@@ -1,6 +1,6 @@
 import calculateSlot from 'cluster-key-slot';
 import { DistributedLockModule, LockEvents, LockService } from '../../lib/index.js';
-import { startRedisCluster } from '../../scripts/servers/redis-cluster.js';
+import type { RedisCluster } from '../../scripts/servers/redis-cluster.js';
 import { askRedis } from '../../scripts/servers/server-probes.js';
 import type { Entrant } from '../adapters/contenders.js';
 import { openNestContext } from '../adapters/nest-context.js';
@@ -163,9 +163,8 @@ export interface ClusterWatchdogRow {
  * every master receives (INFO commandstats, summed), per renew interval. Renewals are grouped per node with
  * cross-slot scripts, so this should be about one call per master per interval, not one per hash slot.
  */
-export async function runClusterWatchdog(context: BenchContext): Promise<ClusterWatchdogRow> {
+export async function runClusterWatchdog(context: BenchContext, cluster: RedisCluster): Promise<ClusterWatchdogRow> {
   const { repetitions, leases, leaseMs, holdMs } = context.config.watchdog;
-  const cluster = await startRedisCluster();
   const masters = async () => (await cluster.topology()).filter((node) => node.role === 'master' && !node.failing);
   const renewCalls = async (): Promise<number> => {
     let total = 0;
@@ -221,7 +220,5 @@ export async function runClusterWatchdog(context: BenchContext): Promise<Cluster
     return { ...row, callsPerInterval: spreadOf(runs, (run) => run), lostLeases: lost };
   } catch (error) {
     return { ...row, callsPerInterval: spreadOf(runs, (run) => run), lostLeases: lost, error: error instanceof Error ? error.message : String(error) };
-  } finally {
-    await cluster.stop();
   }
 }

@@ -14,11 +14,28 @@ import type { LockEventMap, LockEventName } from './lock-event.types.js';
 export class LockEvents {
   private readonly emitter = new EventEmitter().setMaxListeners(0);
   private readonly logger = new Logger('DistributedLock');
+  /** Listeners per event, kept here so that asking costs no walk through the emitter's internals. */
+  private readonly listening: Partial<Record<LockEventName, number>> = {};
 
   /** Subscribes to one event; returns the function that unsubscribes. */
   on<E extends LockEventName>(event: E, listener: (payload: LockEventMap[E]) => void): () => void {
     this.emitter.on(event, listener);
-    return () => this.emitter.off(event, listener);
+    this.listening[event] = (this.listening[event] ?? 0) + 1;
+    let subscribed = true;
+    return () => {
+      if (!subscribed) return;
+      subscribed = false;
+      this.emitter.off(event, listener);
+      this.listening[event]!--;
+    };
+  }
+
+  /**
+   * @internal Whether anyone listens to `event`, here or on its diagnostics channel. Hot paths ask first,
+   * so that an event nobody listens to costs them not even the closure that would build it.
+   */
+  wants(event: LockEventName): boolean {
+    return (this.listening[event] ?? 0) > 0 || LOCK_EVENT_CHANNELS[event].hasSubscribers;
   }
 
   /**

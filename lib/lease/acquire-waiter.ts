@@ -17,6 +17,19 @@ export interface WaitPlan {
   subscribe(listener: () => void): Promise<() => void>;
   /** Told once, when the first attempt finds the key taken. */
   onContention(holderTtlMs: number): void;
+  /**
+   * The first attempt, when the caller made it already (the uncontended fast path tries once before it
+   * sets up any waiting): its token, its outcome (a denial, or the store error it failed with) and when it
+   * was sent. The wait goes on from there. Its contention, if any, is already told.
+   */
+  readonly first?: FirstAttempt;
+}
+
+export interface FirstAttempt {
+  readonly token: string;
+  readonly result: AcquireResult | undefined;
+  readonly failure: unknown;
+  readonly sentAt: number;
 }
 
 export interface WaitOutcome {
@@ -25,6 +38,8 @@ export interface WaitOutcome {
   readonly token: string;
   /** When the last attempt was sent: a grant's TTL started no earlier. */
   readonly lastSentAt: number;
+  /** The TTL the grant started with, when shorter than the lease asked for (a queue's hand-off). */
+  readonly grantedTtlMs?: number;
 }
 
 /**
@@ -40,11 +55,14 @@ export interface WaitOutcome {
  */
 export async function acquireWithin(plan: WaitPlan): Promise<WaitOutcome> {
   const deadline = Date.now() + plan.waitMs;
-  let token = plan.newToken();
-  let lastSentAt = Date.now();
-  let result: AcquireResult | undefined;
-  let failure: unknown;
+  const { first } = plan;
+  let token = first ? first.token : plan.newToken();
+  let lastSentAt = first ? first.sentAt : Date.now();
+  let result: AcquireResult | undefined = first?.result;
+  let failure: unknown = first?.failure;
   let contended = false;
+  // A first attempt made by the caller that found the key taken has been told as contention already.
+  let contentionTold = result !== undefined;
   let unsubscribe: (() => void) | undefined;
   const wake = new WakeUp();
   const attempt = async (): Promise<void> => {
@@ -65,13 +83,14 @@ export async function acquireWithin(plan: WaitPlan): Promise<WaitOutcome> {
     return { granted: result?.acquired ? result : undefined, token, lastSentAt };
   };
 
-  await attempt();
+  if (!first) await attempt();
   try {
     for (let retry = 1; ; retry++) {
       if (result?.acquired) return outcome();
       if (result && !contended) {
         contended = true;
-        plan.onContention(result.ttlMs);
+        if (!contentionTold) plan.onContention(result.ttlMs);
+        contentionTold = true;
         // Subscribed once the key is known to be taken; the next attempt, right after, catches a release
         // that came before the subscription.
         if (plan.waitMs > 0) {

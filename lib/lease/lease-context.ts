@@ -28,11 +28,11 @@ export class LeaseContext {
   private readonly storage = new AsyncLocalStorage<LeaseFrame>();
 
   /** Runs `fn` as the scope of `lease`; the lease counts it as work under it until it settles. */
-  async run<T>(lease: Lease, fn: () => Promise<T> | T): Promise<T> {
+  async run<T>(lease: Lease, fn: (lease: Lease) => Promise<T> | T): Promise<T> {
     const frame = this.frame(lease);
     lease.enterScope();
     try {
-      return await this.storage.run(frame, fn);
+      return await this.storage.run(frame, fn, lease);
     } finally {
       frame.open = false;
       lease.exitScope();

@@ -31,4 +31,6 @@ export interface LeaseGrant {
   readonly autoRenew: boolean;
   /** When the granting call was sent: the store's TTL started no earlier. */
   readonly sentAt: number;
+  /** The TTL the store started then, when shorter than `leaseMs` (a queue's hand-off); renewals ask for `leaseMs`. */
+  readonly ttlMs?: number;
 }

@@ -36,19 +36,23 @@ export class Lease implements AsyncDisposable, WatchedLease {
   readonly autoRenew: boolean;
   /** @internal The lease length every renewal asks for; changed by `extend()`. */
   leaseMs: number;
-  // Created on first use: most leases never hand their signal out, and AbortController is not free.
-  private abortController?: AbortController;
-  private digest?: string;
+  // Fields most leases never set are declared only (no slot defined per lease until one is set), and
+  // AbortController and the scope count are created on first use: a lease taken and released by hand
+  // costs neither.
+  declare private abortController?: AbortController;
+  declare private digest?: string;
   /** @internal Set when the lease is lost; the reason its signal aborts with. */
-  lostError?: LeaseLostError;
+  declare lostError?: LeaseLostError;
   private readonly grantedAt = Date.now();
   private readonly minHoldMs: number;
   private localExpiry: number;
   private state: LeaseState = 'held';
-  private releasing?: Promise<void>;
-  private extending?: Promise<void>;
+  declare private releasing?: Promise<void>;
+  declare private extending?: Promise<void>;
   /** Scopes running under this lease: the taking scope and joined ones. */
-  private readonly scopes = new ScopeCount();
+  declare private scopes?: ScopeCount;
+  /** @internal The watchdog's (see `WatchedLeases`). */
+  declare watchSlot?: unknown;
 
   /** @internal Created by LockService only. */
   constructor(
@@ -62,8 +66,9 @@ export class Lease implements AsyncDisposable, WatchedLease {
     this.leaseMs = grant.leaseMs;
     this.minHoldMs = grant.minHoldMs;
     this.autoRenew = grant.autoRenew;
-    this.localExpiry = grant.sentAt + grant.leaseMs;
-    host.watchdog.watch(this, grant.sentAt);
+    const ttlMs = grant.ttlMs ?? grant.leaseMs;
+    this.localExpiry = grant.sentAt + ttlMs;
+    host.watchdog.watch(this, grant.sentAt, ttlMs);
   }
 
   /** Aborted, with a `LeaseLostError` as reason, when the lease is lost. Not aborted by a normal release. */
@@ -150,7 +155,8 @@ export class Lease implements AsyncDisposable, WatchedLease {
    * store could not be reached: the key then expires on its own after the lease.
    */
   release(): Promise<void> {
-    this.releasing ??= this.releaseOnce(this.host.scopesHere(this));
+    // A lease no scope runs under (a manual acquire) has none in the caller's chain either: no lookup.
+    this.releasing ??= this.releaseOnce(this.idle ? 0 : this.host.scopesHere(this));
     return this.releasing;
   }
 
@@ -183,9 +189,11 @@ export class Lease implements AsyncDisposable, WatchedLease {
       void this.release().catch(ignore);
       return;
     }
-    await this.release().catch((error: unknown) => {
+    try {
+      await this.release();
+    } catch (error) {
       if (error instanceof LeaseLostError) throw error;
-    });
+    }
   }
 
   /**
@@ -200,7 +208,7 @@ export class Lease implements AsyncDisposable, WatchedLease {
 
   /** @internal True when no scope runs under the lease. */
   get idle(): boolean {
-    return this.scopes.idle();
+    return this.scopes === undefined || this.scopes.idle();
   }
 
   /** What a lease shows when logged or serialised: never the ownership token. */
@@ -214,12 +222,12 @@ export class Lease implements AsyncDisposable, WatchedLease {
 
   /** @internal A scope starts running under this lease. */
   enterScope(): void {
-    this.scopes.enter();
+    (this.scopes ??= new ScopeCount()).enter();
   }
 
   /** @internal A scope running under this lease has ended. */
   exitScope(): void {
-    this.scopes.exit();
+    this.scopes!.exit();
   }
 
   /**
@@ -257,7 +265,7 @@ export class Lease implements AsyncDisposable, WatchedLease {
   /** @internal A renewal that asked for `leaseMs` and was sent at `sentAt` got through. */
   onRenewed(sentAt: number, leaseMs: number, latencyMs: number): void {
     this.localExpiry = sentAt + leaseMs;
-    this.host.events.emit('renewed', () => ({ ...this.describe(), expiresAt: this.localExpiry, latencyMs }));
+    if (this.host.events.wants('renewed')) this.host.events.emit('renewed', () => ({ ...this.describe(), expiresAt: this.localExpiry, latencyMs }));
   }
 
   /** @internal */
@@ -295,12 +303,12 @@ export class Lease implements AsyncDisposable, WatchedLease {
   }
 
   private keptMs(): number {
-    return Math.max(0, this.minHoldMs - (Date.now() - this.grantedAt));
+    return this.minHoldMs === 0 ? 0 : Math.max(0, this.minHoldMs - (Date.now() - this.grantedAt));
   }
 
   /** `own`: scopes of this lease in the caller's own call chain, which must not wait for themselves. */
   private async releaseOnce(own: number): Promise<void> {
-    if (!this.scopes.idle(own)) await this.scopes.whenIdle(own);
+    if (this.scopes && !this.scopes.idle(own)) await this.scopes.whenIdle(own);
     this.host.watchdog.unwatch(this);
     // A lease past its deadline is reported lost, not released as if nothing happened (its key, if still
     // ours, is handed back by onLost).
@@ -325,7 +333,7 @@ export class Lease implements AsyncDisposable, WatchedLease {
     if (this.state !== 'releasing') return;
     this.state = 'released';
     this.host.settled(this);
-    this.host.events.emit('released', () => ({ ...this.describe(), heldMs: this.heldMs(), keptMs }));
+    if (this.host.events.wants('released')) this.host.events.emit('released', () => ({ ...this.describe(), heldMs: this.heldMs(), keptMs }));
   }
 
   private heldMs(): number {

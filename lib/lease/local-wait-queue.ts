@@ -12,6 +12,11 @@ interface KeyQueue {
 export class LocalWaitQueue {
   private readonly queues = new Map<string, KeyQueue>();
 
+  /** Whether some local caller waits for `key` (or is the one talking to the store for it). */
+  busy(key: string): boolean {
+    return this.queues.has(key);
+  }
+
   /**
    * Resolves once every earlier local waiter for `key` has left, with the function that lets the next
    * one in; resolves `undefined` if `deadline` passes first. Rejects if `signal` aborts meanwhile.

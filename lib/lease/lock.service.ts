@@ -1,24 +1,19 @@
 import { Inject, Injectable, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { LeaseLostError } from '../errors/lease-lost.error.js';
-import { LockNotAcquiredError } from '../errors/lock-not-acquired.error.js';
 import { LockReentryError } from '../errors/lock-reentry.error.js';
-import { AcquireTally } from '../events/acquire-tally.js';
 import { LockEvents } from '../events/lock-events.js';
-import { assertLockKey } from '../keys/lock-key.js';
 import { RESOLVED_LOCK_OPTIONS } from '../lock.internal-constants.js';
 import type { ResolvedLockOptions } from '../module/lock-module-options.interface.js';
-import { durationOption } from '../support/duration-option.js';
-import { nameOption } from '../support/name-option.js';
 import { InjectLockStore, type LockStore } from '../stores/lock-store.interface.js';
 import { LeaseWatchdog, type WatchdogStatus } from '../watchdog/lease.watchdog.js';
 import { registerHeldLeaseCheck } from '../transactions/held-leases.js';
-import type { WaitOutcome } from './acquire-waiter.js';
 import { LeaseContext } from './lease-context.js';
 import { LocalWaitQueue } from './local-wait-queue.js';
 import type { LeaseHost } from './lease-host.interface.js';
 import { Lease } from './lease.js';
+import { LeaseGrants } from './lease-grants.js';
 import { ShutdownGate } from './shutdown-gate.js';
-import { waitForGrant, type GrantSource } from './wait-for-grant.js';
+import type { GrantSource } from './wait-for-grant.js';
 import { TransactionOwnedLeases } from './transaction-owned-leases.js';
 
 /** What {@link LockService.checkHealth} reports. */
@@ -28,38 +23,9 @@ export interface LockHealth {
   readonly shuttingDown: boolean;
 }
 
-/** Per-call options; unset values come from the module options. */
-export interface AcquireOptions {
-  /** @default module `leaseMs` (30000) */
-  leaseMs?: number;
-  /** 0 = one attempt. @default module `waitMs` (5000) */
-  waitMs?: number;
-  /**
-   * Keep the key at least this long after the grant, even if released earlier (cron de-duplication).
-   * @default 0
-   */
-  minHoldMs?: number;
-  /**
-   * Renew the lease in the background while it is held. Without it, only `extend()` keeps it alive.
-   * @default true
-   */
-  autoRenew?: boolean;
-  /** Stops waiting; an attempt that succeeds after the abort is released at once. */
-  signal?: AbortSignal;
-  /**
-   * In `withLock` (and locked methods): if this call chain already holds the key, run inside that lease
-   * instead of failing with `LockReentryError`. The lease is released once the outermost scope and every
-   * scope joined onto it have ended (also a joined call that was not awaited).
-   * @default false
-   */
-  reentrant?: boolean;
-  /**
-   * What events and metrics call this lock instead of its key (keys are unbounded, a metric attribute must
-   * not be): a template like `'account:{id}'` or a purpose like `'transfer'`. Keep it low-cardinality.
-   * @default undefined (a `@DistributedLock` method passes its key template, or `Class.method` for a key function)
-   */
-  name?: string;
-}
+import type { AcquireOptions } from './acquire-options.interface.js';
+
+export type { AcquireOptions } from './acquire-options.interface.js';
 
 /**
  * Takes and releases cluster-wide leases. One instance per application: it owns the application's leases
@@ -73,13 +39,14 @@ export class LockService implements OnModuleInit, OnApplicationShutdown {
   private readonly host: LeaseHost;
   private readonly gate = new ShutdownGate(() => this.held.size);
   private readonly owned: TransactionOwnedLeases;
+  private readonly grants: LeaseGrants;
   private unregisterLeaseCheck?: () => void;
 
   constructor(
     @Inject(RESOLVED_LOCK_OPTIONS) private readonly options: ResolvedLockOptions,
     @InjectLockStore() private readonly store: LockStore,
     private readonly watchdog: LeaseWatchdog,
-    private readonly events: LockEvents,
+    events: LockEvents,
   ) {
     this.owned = new TransactionOwnedLeases(options.transactionSynchronizer);
     this.acquisition = { store, events, options, waiters: new LocalWaitQueue() };
@@ -96,6 +63,16 @@ export class LockService implements OnModuleInit, OnApplicationShutdown {
       retainInTransaction: (lease) => this.owned.retain(lease),
       scopesHere: (lease) => this.context.count(lease),
     };
+    this.grants = new LeaseGrants({
+      options,
+      store,
+      events,
+      gate: this.gate,
+      acquisition: this.acquisition,
+      host: this.host,
+      held: this.held,
+      assertNotHeldHere: (key) => this.assertNotHeldHere(key),
+    });
   }
 
   /**
@@ -110,21 +87,18 @@ export class LockService implements OnModuleInit, OnApplicationShutdown {
   }
 
   /** Waits up to `waitMs` for the key; throws `LockNotAcquiredError` if it stays taken. */
-  acquire(key: string, options: AcquireOptions = {}): Promise<Lease> {
+  acquire(key: string, options: AcquireOptions = NO_OPTIONS): Promise<Lease> {
     return this.take(key, options, false);
   }
 
   /** One attempt: the lease, or null if the key is taken. */
-  async tryAcquire(key: string, options: Omit<AcquireOptions, 'waitMs'> = {}): Promise<Lease | null> {
-    return this.takeWithin(key, options, 0, false);
+  tryAcquire(key: string, options: Omit<AcquireOptions, 'waitMs'> = NO_OPTIONS): Promise<Lease | null> {
+    return this.grants.take(key, options, 0, false, false);
   }
 
   /** `acquire`; `checked` when the caller has already looked for this key in the current call chain. */
-  private async take(key: string, options: AcquireOptions, checked: boolean): Promise<Lease> {
-    const startedAt = Date.now();
-    const lease = await this.takeWithin(key, options, options.waitMs ?? this.options.waitMs, checked);
-    if (!lease) throw new LockNotAcquiredError(key, Date.now() - startedAt);
-    return lease;
+  private take(key: string, options: AcquireOptions, checked: boolean): Promise<Lease> {
+    return this.grants.take(key, options, options.waitMs ?? this.options.waitMs, checked, true) as Promise<Lease>;
   }
 
   /**
@@ -141,14 +115,15 @@ export class LockService implements OnModuleInit, OnApplicationShutdown {
     optionsOrFn: AcquireOptions | ((lease: Lease) => Promise<T> | T),
     maybeFn?: (lease: Lease) => Promise<T> | T,
   ): Promise<T> {
-    const [options, fn] = typeof optionsOrFn === 'function' ? [{}, optionsOrFn] : [optionsOrFn, maybeFn!];
+    const options = typeof optionsOrFn === 'function' ? NO_OPTIONS : optionsOrFn;
+    const fn = typeof optionsOrFn === 'function' ? optionsOrFn : maybeFn!;
     const holder = this.context.holding(key);
     if (holder) {
       if (!options.reentrant) throw new LockReentryError(key);
       return this.context.join(holder, async () => fn(holder.lease));
     }
     // Outside transactions (the common case) nothing below asks the synchronizer again.
-      if (!this.options.transactionSynchronizer.isTransactionActive()) return this.runLocked(key, await this.take(key, options, true), fn);
+    if (!this.options.transactionSynchronizer.isTransactionActive()) return await this.runLocked(key, await this.take(key, options, true), fn);
     const owned = this.owned.frameFor(key);
     if (owned) return this.context.join(owned, async () => fn(owned.lease));
     const siblings = this.owned.watchSiblings(key, options.signal);
@@ -167,11 +142,14 @@ export class LockService implements OnModuleInit, OnApplicationShutdown {
   }
 
   private async runLocked<T>(key: string, lease: Lease, fn: (lease: Lease) => Promise<T> | T): Promise<T> {
-    let outcome: { ok: true; value: T } | { ok: false; error: unknown };
+    let value: T | undefined;
+    let failed = false;
+    let failure: unknown;
     try {
-      outcome = { ok: true, value: await this.context.run(lease, () => fn(lease)) };
+      value = await this.context.run(lease, fn);
     } catch (error) {
-      outcome = { ok: false, error };
+      failed = true;
+      failure = error;
     }
     // Released now, or held by the transaction the call ran in until it completes. A failed release is
     // reported through the 'release-failed' event; the key expires on its own.
@@ -179,10 +157,10 @@ export class LockService implements OnModuleInit, OnApplicationShutdown {
       await lease.endScope();
     } catch (error) {
       if (!(error instanceof LeaseLostError)) throw error;
-      throw new LeaseLostError(key, error.reason, outcome.ok ? undefined : { cause: outcome.error });
+      throw new LeaseLostError(key, error.reason, failed ? { cause: failure } : undefined);
     }
-    if (!outcome.ok) throw outcome.error;
-    return outcome.value;
+    if (failed) throw failure;
+    return value as T;
   }
 
   /** The lease of the innermost locked scope (`withLock` or a locked method) running in this call chain. */
@@ -215,34 +193,6 @@ export class LockService implements OnModuleInit, OnApplicationShutdown {
     await this.store.close();
   }
 
-  private async takeWithin(key: string, options: AcquireOptions, waitMs: number, checked: boolean): Promise<Lease | null> {
-    assertLockKey(key);
-    const tally = new AcquireTally(key, nameOption('name', options.name));
-    if (this.gate.closed) {
-      this.events.emit('not-acquired', () => ({ ...tally.report(), reason: 'shutdown' }));
-      throw this.gate.refusal(key);
-    }
-    if (!checked) this.assertNotHeldHere(key);
-    const leaseMs = durationOption('leaseMs', options.leaseMs ?? this.options.leaseMs, 10);
-    const minHoldMs = durationOption('minHoldMs', options.minHoldMs ?? 0, 0);
-    durationOption('waitMs', waitMs, 0);
-    this.gate.enter();
-    try {
-      options.signal?.throwIfAborted();
-      const lease = await this.grant(tally, options, waitMs, leaseMs, minHoldMs);
-      if (!lease) this.events.emit('not-acquired', () => ({ ...tally.report(), reason: 'taken' }));
-      return lease;
-    } catch (error) {
-      // Every acquisition that ends without a lease is reported, the fail-closed ones included.
-      const reason = this.gate.closed ? 'shutdown' : options.signal?.aborted ? 'aborted' : undefined;
-      if (reason) this.events.emit('not-acquired', () => ({ ...tally.report(), reason }));
-      else this.events.emit('store-unavailable', () => ({ ...tally.report(), error }));
-      throw error;
-    } finally {
-      this.gate.leave();
-    }
-  }
-
   /**
    * A manual `acquire` of a key this call chain or its transaction already holds could only wait for
    * itself until `waitMs`: it fails at once instead (`withLock` and locked methods join those leases).
@@ -254,42 +204,7 @@ export class LockService implements OnModuleInit, OnApplicationShutdown {
     }
   }
 
-  private async grant(tally: AcquireTally, options: AcquireOptions, waitMs: number, leaseMs: number, minHoldMs: number): Promise<Lease | null> {
-    const { key, name } = tally;
-    // A caller that may wait is cut short at shutdown; without a signal of its own it shares the service's.
-    const wait = waitMs > 0 ? this.gate.waitSignal(options.signal) : undefined;
-    let waited: WaitOutcome | undefined;
-    try {
-      waited = await waitForGrant(this.acquisition, { key, leaseMs, waitMs, tally, signal: wait?.signal ?? options.signal });
-    } catch (error) {
-      throw this.gate.isShutdownAbort(error) ? this.gate.refusal(key) : error;
-    } finally {
-      wait?.done();
-    }
-    if (!waited?.granted) return null;
-    const { granted, token, lastSentAt } = waited;
-    if (this.gate.closed) {
-      // Granted while the application began shutting down: nothing is handed out unwatched.
-      await this.store.release(key, token, 0).catch(() => undefined);
-      throw this.gate.refusal(key);
-    }
-    const lease = new Lease(this.host, {
-      key,
-      name,
-      token,
-      fencingToken: granted.fencingToken,
-      leaseMs,
-      minHoldMs,
-      autoRenew: options.autoRenew ?? true,
-      sentAt: lastSentAt,
-    });
-    // The lease may already be lost (a watchdog that stopped refuses to watch it): then it is not held.
-    if (lease.held) this.held.add(lease);
-    if (options.signal?.aborted) {
-      await lease.release().catch(() => undefined);
-      options.signal.throwIfAborted();
-    }
-    this.events.emit('acquired', () => ({ ...tally.report(), fencingToken: lease.fencingToken, tokenDigest: lease.tokenDigest }));
-    return lease;
-  }
 }
+
+/** Shared by every call that passes no options: nothing to allocate. */
+const NO_OPTIONS: AcquireOptions = Object.freeze({});

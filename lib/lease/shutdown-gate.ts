@@ -16,6 +16,7 @@ export class ShutdownGate {
   /** Aborts every wait at shutdown; waits that bring a signal of their own follow it too. */
   private readonly shutdown = new AbortController();
   private drained?: () => void;
+  private readonly sharedWait = { signal: this.shutdown.signal, done: ignore };
 
   constructor(private readonly heldLeases: () => number) {}
 
@@ -48,7 +49,7 @@ export class ShutdownGate {
    * the wait is over.
    */
   waitSignal(signal: AbortSignal | undefined): { signal: AbortSignal; done: () => void } {
-    if (!signal) return { signal: this.shutdown.signal, done: ignore };
+    if (!signal) return this.sharedWait;
     const { signal: both, stop } = followSignals(signal, this.shutdown.signal);
     return { signal: both, done: stop };
   }

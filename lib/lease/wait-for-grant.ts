@@ -3,11 +3,11 @@ import type { AcquireTally } from '../events/acquire-tally.js';
 import type { LockEvents } from '../events/lock-events.js';
 import type { ResolvedLockOptions } from '../module/lock-module-options.interface.js';
 import type { LockStore } from '../stores/lock-store.interface.js';
-import { acquireWithin, type WaitOutcome } from './acquire-waiter.js';
+import { acquireWithin, type FirstAttempt, type WaitOutcome } from './acquire-waiter.js';
 import type { LocalWaitQueue } from './local-wait-queue.js';
 
 /** 122 random bits; randomUUID draws from a cached entropy pool, randomBytes costs a syscall per lease. */
-const newToken = (): string => randomUUID();
+export const newToken = (): string => randomUUID();
 
 /** What one LockService acquires with. */
 export interface GrantSource {
@@ -27,11 +27,21 @@ export interface GrantRequest {
 }
 
 /**
+ * Whether an acquisition makes one plain attempt before any waiting is set up (the caller's fast path):
+ * always for a single attempt (`waitMs` 0); for a waiting one when the store keeps no queue of its own and
+ * no other caller of this application waits for the key (it would be overtaken).
+ */
+export function triesFirst(source: GrantSource, key: string, waitMs: number): boolean {
+  return waitMs === 0 || (source.store.acquireQueued === undefined && !source.waiters.busy(key));
+}
+
+/**
  * Asks the store for the key until it is granted or `waitMs` has passed: through the store's own queue
  * when it keeps one (fair across instances), otherwise through this application's FIFO of waiters, whose
  * head retries the store on release notifications. Undefined when the deadline passed in the local queue.
+ * `first` is the attempt the caller made already (see {@link triesFirst}); the wait goes on from it.
  */
-export async function waitForGrant(source: GrantSource, request: GrantRequest): Promise<WaitOutcome | undefined> {
+export async function waitForGrant(source: GrantSource, request: GrantRequest, first?: FirstAttempt): Promise<WaitOutcome | undefined> {
   const { store, events, waiters } = source;
   const { holder, retryMinDelayMs, retryMaxDelayMs } = source.options;
   const { key, leaseMs, waitMs, signal, tally } = request;
@@ -41,7 +51,7 @@ export async function waitForGrant(source: GrantSource, request: GrantRequest): 
     const queued = await store.acquireQueued({ key, token, leaseMs, holder, deadline: startedAt + waitMs, signal });
     tally.attempts = queued.attempts;
     const granted = queued.result.acquired ? queued.result : undefined;
-    return { granted, token, lastSentAt: queued.leaseStartedAt };
+    return { granted, token, lastSentAt: queued.leaseStartedAt, grantedTtlMs: queued.grantedTtlMs };
   }
   // One attempt (waitMs 0) never queues; a waiting caller first lets earlier local waiters go.
   const leaveQueue = waitMs === 0 ? () => undefined : await waiters.enter(key, startedAt + waitMs, signal);
@@ -54,6 +64,7 @@ export async function waitForGrant(source: GrantSource, request: GrantRequest): 
       signal,
       tally,
       newToken,
+      first,
       attempt: (token) => store.acquire(key, token, leaseMs, holder),
       subscribe: (listener) => store.onRelease(key, listener),
       onContention: (holderTtlMs) => events.emit('contention', () => ({ key, name: tally.name, holderTtlMs })),

@@ -5,6 +5,7 @@ export const LOCK_MODULE_DEFAULTS = {
   store: 'redis',
   keyPrefix: 'lock:',
   replicas: 0,
+  fair: false,
   shardedPubSub: false,
   leaseMs: 30_000,
   waitMs: 5_000,

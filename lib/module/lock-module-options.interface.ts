@@ -40,6 +40,16 @@ export interface LockModuleOptions {
    */
   replicas?: number;
   /**
+   * Redis only: waiters queue in Redis, first come first served across every instance. A release hands the
+   * key to the next waiter in the same step (with its fencing token) and wakes only that waiter, so a hot
+   * key passes from instance to instance in turn, with no herd and nobody starved. Without it, every
+   * instance's first waiter is woken by a release and they race for the key (fair within one instance
+   * only). Costs an uncontended acquisition one more command inside Redis; see docs/performance.md.
+   * Not combinable with `replicas` yet.
+   * @default false
+   */
+  fair?: boolean;
+  /**
    * Redis 7 only: wake waiters over sharded pub/sub (SSUBSCRIBE / SPUBLISH), so on a Cluster a release is
    * announced on its own shard instead of broadcast to every node.
    * @default false
@@ -119,6 +129,7 @@ export interface ResolvedLockOptions {
   readonly postgres: PostgresConnectionOption | undefined;
   readonly etcd: EtcdConnectionOption | undefined;
   readonly replicas: number;
+  readonly fair: boolean;
   readonly shardedPubSub: boolean;
   readonly store: LockStoreKind | LockStore;
   readonly keyPrefix: string;

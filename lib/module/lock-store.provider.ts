@@ -35,6 +35,7 @@ export const lockStoreProvider: FactoryProvider<LockStore | Promise<LockStore>> 
       keyPrefix: options.keyPrefix,
       commandTimeoutMs: options.commandTimeoutMs,
       replicas: options.replicas,
+      fair: options.fair,
     });
   },
 };

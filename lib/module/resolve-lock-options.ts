@@ -16,6 +16,7 @@ const KNOWN_OPTIONS = new Set<string>([
   'postgres',
   'etcd',
   'replicas',
+  'fair',
   'shardedPubSub',
   'store',
   'keyPrefix',
@@ -63,6 +64,12 @@ export function resolveLockOptions(options: LockModuleOptions | undefined): Reso
   if (store !== 'redis' && (replicas > 0 || shardedPubSub)) {
     throw new LockConfigError(replicas > 0 ? 'replicas' : 'shardedPubSub', replicas > 0 ? replicas : shardedPubSub, "only with store 'redis'");
   }
+  const fair = options.fair ?? LOCK_MODULE_DEFAULTS.fair;
+  if (typeof fair !== 'boolean') throw new LockConfigError('fair', fair, 'true or false');
+  if (fair && store !== 'redis') {
+    throw new LockConfigError('fair', fair, "only with store 'redis' (etcd's waiters queue in etcd anyway; the others have no queue)");
+  }
+  if (fair && replicas > 0) throw new LockConfigError('fair', fair, 'false while replicas is set (a queue hand-off is not acknowledged by replicas yet)');
 
   const keyPrefix = options.keyPrefix ?? LOCK_MODULE_DEFAULTS.keyPrefix;
   // eslint-disable-next-line no-control-regex
@@ -97,6 +104,7 @@ export function resolveLockOptions(options: LockModuleOptions | undefined): Reso
     postgres: options.postgres,
     etcd: options.etcd,
     replicas,
+    fair,
     shardedPubSub,
     store,
     keyPrefix,

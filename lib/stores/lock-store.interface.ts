@@ -56,6 +56,14 @@ export interface QueuedAcquireOutcome {
    * is counted from here, so it must err early (for a single call: when it was sent).
    */
   readonly leaseStartedAt: number;
+  /**
+   * The TTL the store started at `leaseStartedAt`, when shorter than the `leaseMs` asked for: a fair
+   * queue's hand-off gives the next waiter no more than its short heartbeat lease, so that a waiter that
+   * died meanwhile does not hold the key for a whole lease. The local deadline is counted with it, and the
+   * first renewal (which asks for `leaseMs`) comes within a third of it.
+   * @default the request's leaseMs
+   */
+  readonly grantedTtlMs?: number;
 }
 
 /** What the store knows about a held key, for the runbook and for tests. */

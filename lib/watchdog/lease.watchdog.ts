@@ -2,10 +2,13 @@ import { Injectable, Logger } from '@nestjs/common';
 import { InjectLockStore, type LockStore, type RenewOutcome } from '../stores/lock-store.interface.js';
 import { clockDriftMs } from './clock-drift.js';
 import type { WatchedLease } from './watched-lease.interface.js';
+import { WatchedLeases, type Watched } from './watched-leases.js';
 
 interface Schedule {
   /** When the next renewal should be sent. */
   dueAt: number;
+  /** How much earlier than `dueAt` a tick may renew it, to share a batch with others: half its interval. */
+  slack: number;
   /** Local view of expiry: sent time of the last successful grant or renewal + its lease, minus clock drift. */
   deadline: number;
   /** The renewal sent for this lease and not answered yet. */
@@ -32,7 +35,7 @@ export interface WatchdogStatus {
 @Injectable()
 export class LeaseWatchdog {
   private readonly logger = new Logger('DistributedLock');
-  private readonly leases = new Map<WatchedLease, Schedule>();
+  private readonly leases = new WatchedLeases<Schedule>();
   private timer?: NodeJS.Timeout;
   private timerAt = Infinity;
   private stopped = false;
@@ -41,18 +44,20 @@ export class LeaseWatchdog {
 
   /**
    * Starts (or, after `hold`, resumes) watching a lease granted or extended by a store call that was sent
-   * at `sentAt` and asked for the lease's current `leaseMs`. After `stop()` nothing can be watched any more:
-   * the lease is lost at once rather than handed out unwatched.
+   * at `sentAt` and started a TTL of `ttlMs` (the lease's current `leaseMs`, or less for a queue's
+   * hand-off: then the first renewal comes within a third of it). After `stop()` nothing can be watched any
+   * more: the lease is lost at once rather than handed out unwatched.
    */
-  watch(lease: WatchedLease, sentAt: number): void {
+  watch(lease: WatchedLease, sentAt: number, ttlMs: number = lease.leaseMs): void {
     if (this.stopped) {
       lease.onLost('shutdown');
       return;
     }
-    const schedule = this.leases.get(lease) ?? { dueAt: 0, deadline: 0, held: false };
+    const schedule =
+      this.leases.get(lease) ??
+      this.leases.add({ lease, prev: undefined, next: undefined, watched: true, dueAt: 0, slack: 0, deadline: 0, held: false, inFlight: undefined });
     schedule.held = false;
-    this.reset(lease, schedule, sentAt, lease.leaseMs);
-    this.leases.set(lease, schedule);
+    this.reset(lease, schedule, sentAt, ttlMs);
     this.wakeAt(Math.min(schedule.dueAt, schedule.deadline));
   }
 
@@ -87,9 +92,9 @@ export class LeaseWatchdog {
   status(now = Date.now()): WatchdogStatus {
     let overdue = 0;
     let worstLagMs = 0;
-    for (const [lease, schedule] of this.leases) {
+    for (const schedule of this.leases) {
       if (schedule.dueAt === Infinity) continue;
-      const lagMs = now - (schedule.dueAt + lease.renewIntervalMs);
+      const lagMs = now - (schedule.dueAt + schedule.lease.renewIntervalMs);
       if (lagMs > 0) {
         overdue++;
         worstLagMs = Math.max(worstLagMs, lagMs);
@@ -105,10 +110,12 @@ export class LeaseWatchdog {
     this.timer = undefined;
   }
 
-  /** After a grant or renewal sent at `sentAt` that asked for `leaseMs`. */
-  private reset(lease: WatchedLease, schedule: Schedule, sentAt: number, leaseMs: number): void {
-    schedule.dueAt = lease.autoRenew ? sentAt + lease.renewIntervalMs : Infinity;
-    schedule.deadline = sentAt + leaseMs - clockDriftMs(leaseMs);
+  /** After a grant or renewal sent at `sentAt` that started a TTL of `ttlMs`. */
+  private reset(lease: WatchedLease, schedule: Schedule, sentAt: number, ttlMs: number): void {
+    const interval = ttlMs < lease.leaseMs ? Math.min(lease.renewIntervalMs, Math.max(1, Math.floor(ttlMs / 3))) : lease.renewIntervalMs;
+    schedule.dueAt = lease.autoRenew ? sentAt + interval : Infinity;
+    schedule.slack = interval / 2;
+    schedule.deadline = sentAt + ttlMs - clockDriftMs(ttlMs);
   }
 
   private wakeAt(at: number): void {
@@ -123,14 +130,15 @@ export class LeaseWatchdog {
     this.timer = undefined;
     this.timerAt = Infinity;
     const now = Date.now();
-    const due: Array<[WatchedLease, Schedule]> = [];
+    const due: Array<Watched<Schedule>> = [];
     let next = Infinity;
-    for (const [lease, schedule] of this.leases) {
+    for (const schedule of this.leases) {
+      const { lease } = schedule;
       if (now >= schedule.deadline) {
         this.leases.delete(lease);
         lease.onLost('expired');
-      } else if (!schedule.inFlight && !schedule.held && schedule.dueAt - lease.renewIntervalMs / 2 <= now) {
-        due.push([lease, schedule]);
+      } else if (!schedule.inFlight && !schedule.held && schedule.dueAt - schedule.slack <= now) {
+        due.push(schedule);
         next = Math.min(next, schedule.deadline);
       } else {
         next = Math.min(next, schedule.deadline, schedule.inFlight || schedule.held ? Infinity : schedule.dueAt);
@@ -142,13 +150,13 @@ export class LeaseWatchdog {
     this.wakeAt(next);
   }
 
-  private async renew(due: Array<[WatchedLease, Schedule]>): Promise<void> {
+  private async renew(due: Array<Watched<Schedule>>): Promise<void> {
     const sentAt = Date.now();
     // Each result is applied with the length its own request asked for, whatever the lease says by then.
-    const requests = due.map(([lease]) => ({ key: lease.key, token: lease.token, leaseMs: lease.leaseMs }));
+    const requests = due.map(({ lease }) => ({ key: lease.key, token: lease.token, leaseMs: lease.leaseMs }));
     let answered!: () => void;
     const inFlight = new Promise<void>((resolve) => (answered = resolve));
-    for (const [, schedule] of due) schedule.inFlight = inFlight;
+    for (const schedule of due) schedule.inFlight = inFlight;
     let results: RenewOutcome[];
     const started = performance.now();
     try {
@@ -158,7 +166,8 @@ export class LeaseWatchdog {
     }
     const latencyMs = performance.now() - started;
     let next = Infinity;
-    due.forEach(([lease, schedule], i) => {
+    due.forEach((schedule, i) => {
+      const { lease } = schedule;
       if (schedule.inFlight === inFlight) schedule.inFlight = undefined;
       if (this.leases.get(lease) !== schedule) return;
       const result = results[i];

@@ -15,4 +15,6 @@ export interface WatchedLease {
   onRenewFailed(error: unknown, latencyMs: number): void;
   /** `renewLatencyMs`: when a renewal was refused, its round trip. */
   onLost(reason: LeaseLostReason, renewLatencyMs?: number): void;
+  /** The watchdog's entry for the lease while it is watched (see `WatchedLeases`); nobody else's to touch. */
+  watchSlot?: unknown;
 }

@@ -6,6 +6,7 @@ import { createLockApp, type LockApp } from '../support/lock-app';
 import { testPrefix } from '../support/test-prefix';
 import { DrillTimeline } from '../topology/support/drill-timeline';
 import { clusterOption } from '../topology/support/topology-fixtures';
+import { storedFence } from '../support/stored-lock';
 
 // A failover on a loaded 2-core box can take far longer than alone: every step waits on a condition, never
 // on a guessed sleep, so a generous bound only matters when something is really stuck.
@@ -59,7 +60,7 @@ describe('drill: CLUSTER FAILOVER while locks are held', () => {
       }
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
-    const stored = await Promise.all(onShard.map((lease) => askRedis(replicas[0]!.port, (redis) => redis.hget(`${prefix}${lease.key}`, 'f'))));
+    const stored = await Promise.all(onShard.map((lease) => askRedis(replicas[0]!.port, (redis) => storedFence(redis, `${prefix}${lease.key}`))));
     const scriptsLoaded = /cmdstat_eval:calls=[1-9]/.test(await askRedis(replicas[0]!.port, (redis) => redis.info('commandstats')));
     const file = timeline.save();
 

@@ -5,6 +5,7 @@ import { createLockApp, type LockApp } from '../support/lock-app';
 import { testPrefix } from '../support/test-prefix';
 import { DrillTimeline } from '../topology/support/drill-timeline';
 import { sentinelOption } from '../topology/support/topology-fixtures';
+import { storedFence } from '../support/stored-lock';
 
 // A failover on a loaded 2-core box can take far longer than alone: every step waits on a condition, never
 // on a guessed sleep, so a generous bound only matters when something is really stuck.
@@ -67,7 +68,7 @@ describe('drill: Sentinel fails over while locks are held', () => {
       }
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
-    const stored = await Promise.all(keys.map((key) => askRedis(newPrimary, (redis) => redis.hget(`${prefix}${key}`, 'f'))));
+    const stored = await Promise.all(keys.map((key) => askRedis(newPrimary, (redis) => storedFence(redis, `${prefix}${key}`))));
     const file = timeline.save();
 
     expect(stored).toEqual(leases.map((lease) => String(lease.fencingToken)));

@@ -8,6 +8,7 @@ import { TcpProxy } from '../support/tcp-proxy';
 import { testPrefix } from '../support/test-prefix';
 import { DrillTimeline } from '../topology/support/drill-timeline';
 import { sentinelOption } from '../topology/support/topology-fixtures';
+import { storedFence } from '../support/stored-lock';
 
 // A failover on a loaded 2-core box can take far longer than alone: every step waits on a condition, never
 // on a guessed sleep, so a generous bound only matters when something is really stuck.
@@ -68,7 +69,7 @@ describe('drill: a grant lost with the primary before it reached the replica', (
         throw error;
       });
       timeline.mark('A-acquire', first instanceof LockStoreUnavailableError ? String(first.cause) : { fencingToken: first.fencingToken });
-      timeline.mark('on-old-primary', await askRedis(primary, (redis) => redis.hget(`${prefix}ledger`, 'f')));
+      timeline.mark('on-old-primary', await askRedis(primary, (redis) => storedFence(redis, `${prefix}ledger`)));
 
       timeline.mark('sigkill-primary', { port: primary });
       await group.kill(primary);

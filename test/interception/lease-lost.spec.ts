@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DistributedLock, LeaseLostError, LockService } from '../../lib/index';
 import { gate, inspectionClient, redisLock, startLockedApp, type LockedApp } from '../decorator/locked-app';
+import { storedLock } from '../support/stored-lock';
 import { testPrefix } from '../support/test-prefix';
 
 const PREFIX = testPrefix(__filename);
@@ -50,8 +51,9 @@ describe('a locked method whose lease is lost while it runs', () => {
   /** Someone else's key replaces ours (an operator's force-release followed by another owner's grant). */
   async function takeOver(key: string): Promise<void> {
     await app.get(ExportJob).entered.promise;
-    // Written the way the store writes a grant: a hash with the owner's token, fencing token and holder.
-    await redis.multi().hset(`${PREFIX}${key}`, 't', 'another-owner', 'f', '1', 'h', 'elsewhere').pexpire(`${PREFIX}${key}`, 60_000).exec();
+    // Written the way the store writes a grant (see lib/stores/redis/scripts/lock-value.ts): the owner's
+    // token, fencing token and holder.
+    await redis.set(`${PREFIX}${key}`, '-another-owner|1|elsewhere', 'PX', 60_000);
   }
 
   beforeEach(() => {
@@ -68,7 +70,7 @@ describe('a locked method whose lease is lost while it runs', () => {
     expect((error as Error).cause).toBeUndefined();
     await expect(lost).resolves.toMatchObject({ key: 'export:1', reason: 'rejected' });
     // The other owner's key is untouched by the renewal and release attempts.
-    await expect(redis.hget(`${PREFIX}export:1`, 't')).resolves.toBe('another-owner');
+    await expect(storedLock(redis, `${PREFIX}export:1`)).resolves.toMatchObject({ token: 'another-owner' });
   });
 
   it("carries the method's own error as cause", async () => {

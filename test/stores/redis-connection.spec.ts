@@ -4,6 +4,7 @@ import { freePort, startRedisServer, type RedisServer } from '../../scripts/serv
 import { createLockApp, type LockApp } from '../support/lock-app';
 import { TcpProxy } from '../support/tcp-proxy';
 import { redisUrl, testPrefix } from '../support/test-prefix';
+import { releaseScriptFor } from '../../lib/stores/redis/scripts/release.script';
 
 const prefix = testPrefix(__filename);
 
@@ -173,7 +174,7 @@ describe('connection edges', () => {
     try {
       // Warm-up: the scripts are loaded, so the trapped release really runs (a first EVALSHA would not).
       await app.locks.withLock('warm-up', () => undefined);
-      const replyLost = proxy.loseReplyTo((request) => request.includes('#released:'));
+      const replyLost = proxy.loseReplyTo((request) => request.includes(releaseScriptFor(false).sha));
       await expect(app.locks.withLock('resent-release', async () => 'done')).resolves.toBe('done');
       await replyLost;
       expect(app.recorded('lost')).toEqual([]);

@@ -1,6 +1,8 @@
-import { LockStoreUnavailableError } from '../../errors/lock-store-unavailable.error.js';
+import { CommandCall, isReplyError, type CallTracker, type ReplyParser, type SentCommand } from './redis-command-call.js';
 import { NotSentError, type RedisConnection } from './redis-connection.js';
-import type { RedisClient } from './scripts/define-script.js';
+import type { RedisClient, RedisScript } from './scripts/define-script.js';
+
+export type { ReplyParser, SentCommand } from './redis-command-call.js';
 
 /** ioredis' messages for "the command could not reach the server", whatever the underlying cause. */
 const UNREACHABLE = [
@@ -16,12 +18,31 @@ const UNREACHABLE = [
  * Sends the store's commands: waits for a client that does not queue while connecting, bounds every call by
  * `commandTimeoutMs`, runs a clean-up when the outcome is unknown (no answer, connection lost), and turns
  * every failure into a `LockStoreUnavailableError` whose cause names the server and the reason.
+ *
+ * The bound costs the hot path neither a timer nor a clock reading per command: commands in flight are kept
+ * oldest first, and one shared timer sweeps them every quarter of the timeout while any is in flight,
+ * failing those that have been out for {@link SWEEPS_TO_EXPIRE} sweeps. A command therefore fails between
+ * one and one and a quarter timeouts after it was sent (never earlier), and under steady traffic the whole
+ * store sets four timers per timeout period, however many commands go by.
  */
-export class RedisCommands {
+export class RedisCommands implements CallTracker {
+  private oldest?: CommandCall;
+  private newest?: CommandCall;
+  private sweeper?: NodeJS.Timeout;
+  /** Sweeps so far; a command remembers the count it was sent under. */
+  private sweeps = 0;
+  private readonly sweepEveryMs: number;
+
   constructor(
     private readonly connection: RedisConnection,
     private readonly timeoutMs: number,
-  ) {}
+  ) {
+    this.sweepEveryMs = Math.max(1, Math.ceil(timeoutMs / (SWEEPS_TO_EXPIRE - 1)));
+  }
+
+  get client(): RedisClient {
+    return this.connection.client;
+  }
 
   /**
    * `routingKey` is the Redis key the command is sent for (it picks the Cluster node named in errors);
@@ -32,30 +53,40 @@ export class RedisCommands {
     key: string,
     routingKey: string | undefined,
     send: (client: RedisClient) => Promise<T>,
-    onUnknownOutcome?: () => void,
+    onUnknownOutcome?: (call: SentCommand) => void,
   ): Promise<T> {
     const { connection } = this;
     const ready = connection.whenReady(this.timeoutMs);
-    const pending = ready ? ready.then(() => send(connection.client)) : send(connection.client);
     return new Promise<T>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        onUnknownOutcome?.();
-        const cause = new Error(`${connection.server(routingKey)} did not answer within ${this.timeoutMs} ms`);
-        reject(new LockStoreUnavailableError(operation, key, { cause }));
-      }, this.timeoutMs);
-      timer.unref();
-      pending.then(
-        (value) => {
-          clearTimeout(timer);
-          resolve(value);
-        },
-        (error: unknown) => {
-          clearTimeout(timer);
-          // A reply error means Redis answered (the script did not run); anything else may have run.
-          if (!isReplyError(error) && !(error instanceof NotSentError)) onUnknownOutcome?.();
-          reject(new LockStoreUnavailableError(operation, key, { cause: this.describe(error, routingKey) }));
-        },
-      );
+      const call = this.track(operation, key, routingKey, onUnknownOutcome, resolve as (value: unknown) => void, reject);
+      call.listen(ready ? ready.then(() => send(connection.client)) : send(connection.client));
+    });
+  }
+
+  /**
+   * A script call, the hot path's way: EVALSHA with the NOSCRIPT fallback and `parse` handled where the
+   * reply arrives, so the caller's promise is the only one on top of the command's (and the one bound by
+   * the timeout).
+   */
+  runScript<T>(
+    operation: string,
+    key: string,
+    routingKey: string,
+    script: RedisScript,
+    numKeys: number,
+    args: (string | number)[],
+    parse: ReplyParser<T>,
+    onUnknownOutcome?: (call: SentCommand) => void,
+  ): Promise<T> {
+    const { connection } = this;
+    const ready = connection.whenReady(this.timeoutMs);
+    return new Promise<T>((resolve, reject) => {
+      const call = this.track(operation, key, routingKey, onUnknownOutcome, resolve as (value: unknown) => void, reject);
+      call.script = script;
+      call.numKeys = numKeys;
+      call.args = args;
+      call.parse = parse;
+      call.listen(ready ? ready.then(() => script.evalsha(connection.client, numKeys, args)) : script.evalsha(connection.client, numKeys, args));
     });
   }
 
@@ -81,8 +112,66 @@ export class RedisCommands {
     clean.name = original.name;
     return clean;
   }
+
+  /** Stops the shared timer (commands still in flight then end with their connection). */
+  close(): void {
+    clearTimeout(this.sweeper);
+    this.sweeper = undefined;
+  }
+
+  /** @internal */
+  untrack(call: CommandCall): void {
+    const { prev, next } = call;
+    if (prev) prev.next = next;
+    else this.oldest = next;
+    if (next) next.prev = prev;
+    else this.newest = prev;
+    call.prev = call.next = undefined;
+  }
+
+  private track(
+    operation: string,
+    key: string,
+    routingKey: string | undefined,
+    onUnknownOutcome: ((call: SentCommand) => void) | undefined,
+    resolve: (value: unknown) => void,
+    reject: (error: unknown) => void,
+  ): CommandCall {
+    const call = new CommandCall(this, this.sweeps, this.connection.epoch, operation, key, routingKey, onUnknownOutcome, resolve, reject);
+    const newest = this.newest;
+    if (newest) {
+      newest.next = call;
+      call.prev = newest;
+    } else {
+      this.oldest = call;
+    }
+    this.newest = call;
+    if (!this.sweeper) this.armSweeper();
+    return call;
+  }
+
+  private armSweeper(): void {
+    this.sweeper = setTimeout(() => this.sweep(), this.sweepEveryMs);
+    this.sweeper.unref();
+  }
+
+  private sweep(): void {
+    this.sweeper = undefined;
+    const sweeps = ++this.sweeps;
+    let call = this.oldest;
+    while (call && sweeps - call.sentInSweep >= SWEEPS_TO_EXPIRE) {
+      this.untrack(call);
+      call.expire(this.timeoutMs, this.connection.server(call.routingKey));
+      call = this.oldest;
+    }
+    if (call) this.armSweeper();
+  }
 }
 
-export function isReplyError(error: unknown): boolean {
-  return error instanceof Error && error.name === 'ReplyError';
-}
+/**
+ * A command sent between two sweeps has been out for at least `SWEEPS_TO_EXPIRE - 1` sweep intervals
+ * (each a quarter of the timeout) at this many sweeps after it: the timeout, at the least.
+ */
+const SWEEPS_TO_EXPIRE = 5;
+
+export { isReplyError } from './redis-command-call.js';

@@ -25,6 +25,17 @@ describe('RedisKeyLayout', () => {
     },
   );
 
+  it.each(['order:1', 'order:{42}:line:7', 'a}b{c', '{}', 'ключ:🔒'])(
+    'puts the fair queue of %j and its grant channels in the lock key’s hash slot, so the queue scripts stay in one slot',
+    (key) => {
+      const lockKey = layout.lockKey(key);
+      const slot = calculateSlot(lockKey);
+      expect(calculateSlot(layout.queueKey(lockKey))).toBe(slot);
+      expect(calculateSlot(layout.grantChannel(layout.slotTag(lockKey), 'a1b2c3'))).toBe(slot);
+      expect(layout.queueKey(lockKey)).toMatch(/^lock:#queue:\{[0-9a-z]+\}/);
+    },
+  );
+
   it('keeps counters and channels out of the namespace user keys can reach, one channel per key', () => {
     expect(layout.fenceKey('lock:x').startsWith('lock:#')).toBe(true);
     expect(layout.releaseChannel('lock:x')).toMatch(/^lock:#released:\{[0-9a-z]+\}x$/);

@@ -33,14 +33,43 @@ function slotTag(slot: number): string {
  * lock key always reads the same counter, so its tokens still strictly increase.
  */
 export class RedisKeyLayout {
+  private readonly fenceKeys: Array<string | undefined> = [];
+
   constructor(private readonly prefix: string) {}
+
+  /** Length of the key prefix: scripts split lock keys with it. */
+  get prefixLength(): number {
+    return this.prefix.length;
+  }
 
   lockKey(key: string): string {
     return this.prefix + key;
   }
 
+  /**
+   * A short string in the lock key's hash slot. Every name a script derives for a lock (counter, queue,
+   * channels) carries it as its hash tag, so they all live on the lock key's node.
+   */
+  slotTag(lockKey: string): string {
+    return slotTag(calculateSlot(lockKey));
+  }
+
   fenceKey(lockKey: string): string {
-    return `${this.prefix}${RESERVED_KEY_PREFIX}fence:{${slotTag(calculateSlot(lockKey))}}`;
+    return this.fenceKeyOfSlot(calculateSlot(lockKey));
+  }
+
+  /** One string per slot, made once: every acquisition needs one. */
+  fenceKeyOfSlot(slot: number): string {
+    return (this.fenceKeys[slot] ??= this.fenceKeyOfTag(slotTag(slot)));
+  }
+
+  /** The slot tag of a hash slot (see {@link slotTag}). */
+  tagOfSlot(slot: number): string {
+    return slotTag(slot);
+  }
+
+  fenceKeyOfTag(tag: string): string {
+    return `${this.prefix}${RESERVED_KEY_PREFIX}fence:{${tag}}`;
   }
 
   /**
@@ -49,7 +78,21 @@ export class RedisKeyLayout {
    * channel of the slot the script runs in.
    */
   releaseChannel(lockKey: string): string {
-    return `${this.prefix}${RESERVED_KEY_PREFIX}released:{${slotTag(calculateSlot(lockKey))}}${lockKey.slice(this.prefix.length)}`;
+    return `${this.prefix}${RESERVED_KEY_PREFIX}released:{${this.slotTag(lockKey)}}${lockKey.slice(this.prefix.length)}`;
+  }
+
+  /** The fair queue of a lock key (see scripts/queue.lua.ts). */
+  queueKey(lockKey: string): string {
+    return this.queueKeyOfTag(this.slotTag(lockKey), lockKey);
+  }
+
+  queueKeyOfTag(tag: string, lockKey: string): string {
+    return `${this.prefix}${RESERVED_KEY_PREFIX}queue:{${tag}}${lockKey.slice(this.prefix.length)}`;
+  }
+
+  /** Where `instance` hears about grants to its waiters of the slot named by `tag`. */
+  grantChannel(tag: string, instance: string): string {
+    return `${this.prefix}${RESERVED_KEY_PREFIX}granted:{${tag}}${instance}`;
   }
 
   /** The user key of a lock key, or undefined for the library's own keys and keys of other prefixes. */

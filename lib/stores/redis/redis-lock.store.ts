@@ -1,4 +1,4 @@
-import type { Cluster, Redis } from 'ioredis';
+import { randomBytes } from 'node:crypto';
 import { LockStoreUnavailableError } from '../../errors/lock-store-unavailable.error.js';
 import { globForRedis } from '../key-glob.js';
 import type {
@@ -6,19 +6,29 @@ import type {
   ForceReleaseResult,
   HeldLock,
   LockStore,
+  QueuedAcquireOutcome,
+  QueuedAcquireRequest,
   RenewOutcome,
   RenewRequest,
 } from '../lock-store.interface.js';
-import { RedisCommands } from './redis-commands.js';
+import { GrantChannel } from './grant-channel.js';
+import { connected, escapeGlob, primaries, scanAll } from './redis-nodes.js';
+import { RedisCommands, type SentCommand } from './redis-commands.js';
+import { RedisFairQueue } from './redis-fair-queue.js';
 import type { RedisConnection } from './redis-connection.js';
 import { RedisKeyLayout } from './redis-key-layout.js';
 import { RedisRenewals } from './redis-renewals.js';
 import { ReleaseChannel } from './release-channel.js';
-import { acquireAcknowledgedScript, acquireScript } from './scripts/acquire.script.js';
-import type { RedisClient } from './scripts/define-script.js';
+import { clockMicros } from './client-clock.js';
+import { ACQUIRE_QUEUED_KEYS, ACQUIRE_QUEUED_SCRIPT, acquireQueuedArgs, parseSingleAttemptReply } from './scripts/acquire-queued.script.js';
+import { ACQUIRE_KEYS, ACQUIRE_SCRIPT, acquireArgs, parseAcquireReply } from './scripts/acquire.script.js';
+import type { AcknowledgedReply } from './scripts/define-script.js';
+import type { RedisScript } from './scripts/define-script.js';
 import { forceReleaseScript } from './scripts/force-release.script.js';
 import { inspectScript } from './scripts/inspect.script.js';
-import { releaseScript } from './scripts/release.script.js';
+import { markWaitedForScript } from './scripts/mark-waited-for.script.js';
+import { LOCK_VALUE_SEPARATOR } from './scripts/lock-value.js';
+import { RELEASE_KEYS, releaseArgs, releasedReply, releaseScriptFor } from './scripts/release.script.js';
 
 export interface RedisLockStoreOptions {
   readonly keyPrefix: string;
@@ -30,6 +40,13 @@ export interface RedisLockStoreOptions {
    * @default 0
    */
   readonly replicas?: number;
+  /**
+   * Waiters queue in Redis, first come first served across every instance: a release hands the key to
+   * the next waiter in the same step and wakes only that one (see redis-fair-queue.ts). Costs an uncontended
+   * acquisition one more command inside the server (the look for a queue).
+   * @default false
+   */
+  readonly fair?: boolean;
 }
 
 /** The lease protocol on Redis: one shared command connection, one lazily opened subscriber. */
@@ -41,6 +58,13 @@ export class RedisLockStore implements LockStore {
   private readonly replicas: number;
   /** WAIT's own bound: half the command timeout, so its answer (and the clean-up) comes before ours. */
   private readonly waitTimeoutMs: number;
+  private readonly releaseScript: RedisScript;
+  private readonly grants: GrantChannel;
+  /** Present with `fair`: waiting acquisitions go through the store's queue (see `LockStore.acquireQueued`). */
+  readonly acquireQueued?: (request: QueuedAcquireRequest) => Promise<QueuedAcquireOutcome>;
+  private readonly fair: boolean;
+  /** `:<prefix length>:`, the release script's argument after the slot tag. */
+  private readonly prefixLengthArg: string;
 
   constructor(
     private readonly connection: RedisConnection,
@@ -52,35 +76,65 @@ export class RedisLockStore implements LockStore {
     this.replicas = options.replicas ?? 0;
     this.waitTimeoutMs = Math.max(1, Math.floor(options.commandTimeoutMs / 2));
     this.renewals = new RedisRenewals(connection, this.commands, this.layout, { replicas: this.replicas, waitTimeoutMs: this.waitTimeoutMs });
+    this.releaseScript = releaseScriptFor(connection.sharded);
+    this.prefixLengthArg = `:${this.layout.prefixLength}:`;
+    const instance = randomBytes(6).toString('hex');
+    this.grants = new GrantChannel(this.channel, (tag) => this.layout.grantChannel(tag, instance));
+    this.fair = options.fair ?? false;
+    if (this.fair) {
+      const queue = new RedisFairQueue({
+        commands: this.commands,
+        layout: this.layout,
+        grants: this.grants,
+        sharded: connection.sharded,
+        instance,
+        epoch: () => connection.epoch,
+        release: (key, token) => this.release(key, token, 0),
+      });
+      this.acquireQueued = (request) => {
+        if (request.token.includes(LOCK_VALUE_SEPARATOR)) return Promise.reject(tokenError(request.token));
+        return queue.acquire(request);
+      };
+    }
   }
 
-  async acquire(key: string, token: string, leaseMs: number, holder: string): Promise<AcquireResult> {
+  acquire(key: string, token: string, leaseMs: number, holder: string): Promise<AcquireResult> {
+    if (token.includes(LOCK_VALUE_SEPARATOR)) return Promise.reject(tokenError(token));
     const lockKey = this.layout.lockKey(key);
-    const fenceKey = this.layout.fenceKey(lockKey);
-    // Without an answer (timeout, connection lost), the script may still have run or still run: take the
-    // key back if it did. Both calls go down the same connection in order, so the cleanup runs after it.
-    let pending: Promise<unknown> | undefined;
-    const cleanUp = (): void => {
-      this.release(key, token, 0).catch(() => undefined);
-      pending?.then((result) => (result as AcquireResult).acquired && this.release(key, token, 0)).catch(() => undefined);
-    };
-    if (this.replicas === 0) {
-      return this.commands.run('acquire', key, lockKey, (client) => (pending = acquireScript(client, lockKey, fenceKey, token, leaseMs, holder)), cleanUp);
+    if (this.fair) {
+      // A single attempt that respects the queue: while waiters stand in line, it is turned away.
+      const args = acquireQueuedArgs(lockKey, this.layout.fenceKey(lockKey), this.layout.queueKey(lockKey), token, leaseMs, holder, clockMicros(), '');
+      return this.commands.runScript('acquire', key, lockKey, ACQUIRE_QUEUED_SCRIPT, ACQUIRE_QUEUED_KEYS, args, parseSingleAttemptReply, this.cleanUpAcquire);
     }
-    const { result, acknowledged } = await this.commands.run(
+    const args = acquireArgs(lockKey, this.layout.fenceKey(lockKey), token, leaseMs, holder, clockMicros());
+    if (this.replicas > 0) return this.acquireAcknowledged(key, lockKey, args);
+    return this.commands.runScript('acquire', key, lockKey, ACQUIRE_SCRIPT, ACQUIRE_KEYS, args, parseAcquireReply, this.cleanUpAcquire);
+  }
+
+  /**
+   * Without an answer (timeout, connection lost), the script may still have run or still run: take the
+   * key back if it did. Both calls go down the same connection in order, so the clean-up runs after it; and
+   * should the reply still come, a grant in it is released too. One function for every acquisition.
+   */
+  private readonly cleanUpAcquire = (call: SentCommand): void => {
+    const token = call.args![this.fair ? ACQUIRE_QUEUED_KEYS : ACQUIRE_KEYS] as string;
+    this.release(call.key, token, 0).catch(ignore);
+    call.reply.then((reply) => parseAcquireReply(reply).acquired && this.release(call.key, token, 0)).catch(ignore);
+  };
+
+  private async acquireAcknowledged(key: string, lockKey: string, args: (string | number)[]): Promise<AcquireResult> {
+    const keys = args.slice(0, ACQUIRE_KEYS) as string[];
+    const { reply, acknowledged } = await this.commands.run(
       'acquire',
       key,
       lockKey,
-      (client) => {
-        const sent = acquireAcknowledgedScript(client, lockKey, fenceKey, token, leaseMs, holder, this.replicas, this.waitTimeoutMs);
-        pending = sent.then(({ result: granted }) => granted);
-        return sent;
-      },
-      cleanUp,
+      (client) => ACQUIRE_SCRIPT.runAcknowledged(client, keys, args.slice(ACQUIRE_KEYS), this.replicas, this.waitTimeoutMs),
+      (call) => this.cleanUpAcquire({ ...call, args, reply: call.reply.then((sent) => (sent as AcknowledgedReply).reply) }),
     );
+    const result = parseAcquireReply(reply);
     if (!result.acquired || acknowledged >= this.replicas) return result;
     // A grant only the primary has would vanish with it: not reported as held (Redisson's synced writes).
-    await this.release(key, token, 0).catch(() => undefined);
+    await this.release(key, args[ACQUIRE_KEYS] as string, 0).catch(ignore);
     const cause = new Error(
       `${this.connection.server(lockKey)} granted the lock, but only ${acknowledged} of ${this.replicas} replica(s) acknowledged it within ${this.waitTimeoutMs} ms; it was released`,
     );
@@ -92,30 +146,41 @@ export class RedisLockStore implements LockStore {
    * delivery of a release that already ran (its reply lost with the connection): then the key is gone
    * because we released it, not because we lost it. That outcome is reported as unknown, never as a loss.
    */
-  async release(key: string, token: string, keepMs: number): Promise<boolean> {
+  release(key: string, token: string, keepMs: number): Promise<boolean> {
     const lockKey = this.layout.lockKey(key);
-    const epoch = this.connection.epoch;
-    const channel = this.layout.releaseChannel(lockKey);
-    const released = await this.commands.run('release', key, lockKey, (client) =>
-      releaseScript(client, lockKey, token, keepMs, channel, this.connection.sharded),
-    );
-    if (released || this.connection.epoch === epoch) return released;
+    const args = releaseArgs(lockKey, token, keepMs, this.layout.slotTag(lockKey) + this.prefixLengthArg, clockMicros());
+    return this.commands.runScript('release', key, lockKey, this.releaseScript, RELEASE_KEYS, args, this.releasedOrUnknown);
+  }
+
+  private readonly releasedOrUnknown = (reply: unknown, call: SentCommand): boolean => {
+    const released = releasedReply(reply);
+    if (released || this.connection.epoch === call.epoch) return released;
     const cause = new Error(
-      `the connection to ${this.connection.server(lockKey)} was lost and re-established while the release was in flight; ` +
+      `the connection to ${this.connection.server(this.layout.lockKey(call.key))} was lost and re-established while the release was in flight; ` +
         'the key was not ours afterwards, which is what a release that ran before its reply was lost also leaves: outcome unknown',
     );
-    throw new LockStoreUnavailableError('release', key, { cause });
-  }
+    throw new LockStoreUnavailableError('release', call.key, { cause });
+  };
 
   renew(requests: readonly RenewRequest[]): Promise<RenewOutcome[]> {
     return requests.length === 0 ? Promise.resolve([]) : this.renewals.renew(requests);
   }
 
+  /**
+   * Subscribes, then marks the current holder's value as waited for: releases announce themselves only
+   * when marked (see scripts/lock-value.ts), so the common, unwaited release costs no PUBLISH. Later holders
+   * are marked by the acquire attempts they turn away, which is how every waiter retries.
+   */
   async onRelease(key: string, listener: () => void): Promise<() => void> {
     const lockKey = this.layout.lockKey(key);
+    let stop: (() => void) | undefined;
     try {
-      return await this.channel.listen(this.layout.releaseChannel(lockKey), listener);
+      stop = await this.channel.listen(this.layout.releaseChannel(lockKey), listener);
+      await this.commands.run('subscribe', key, lockKey, (client) => markWaitedForScript(client, lockKey));
+      return stop;
     } catch (error) {
+      stop?.();
+      if (error instanceof LockStoreUnavailableError) throw error;
       throw new LockStoreUnavailableError('subscribe', key, { cause: this.commands.describe(error, lockKey) });
     }
   }
@@ -140,10 +205,14 @@ export class RedisLockStore implements LockStore {
 
   async forceRelease(key: string, fencingToken?: number): Promise<ForceReleaseResult> {
     const lockKey = this.layout.lockKey(key);
-    const channel = this.layout.releaseChannel(lockKey);
-    const reply = await this.commands.run('force-release', key, lockKey, (client) =>
-      forceReleaseScript(client, lockKey, channel, fencingToken, this.connection.sharded),
-    );
+    const call = {
+      lockKey,
+      fencingToken,
+      slotTag: this.layout.slotTag(lockKey),
+      prefixLength: this.layout.prefixLength,
+      sharded: this.connection.sharded,
+    };
+    const reply = await this.commands.run('force-release', key, lockKey, (client) => forceReleaseScript(client, call));
     if (!reply) return { released: false, reason: 'not-held' };
     const lock: HeldLock = { key, fencingToken: reply.fencingToken, holder: reply.holder, ttlMs: reply.ttlMs };
     return reply.taken ? { released: true, lock } : { released: false, reason: 'fencing-mismatch', current: lock };
@@ -157,44 +226,16 @@ export class RedisLockStore implements LockStore {
   }
 
   async close(): Promise<void> {
+    this.grants.close();
     await this.channel.close();
     await this.connection.close();
+    this.commands.close();
   }
 }
 
-/** Every primary: a Cluster's masters (once it knows them), or the one server. */
-function primaries(client: RedisClient): Redis[] {
-  return client.isCluster ? (client as Cluster).nodes('master') : [client as Redis];
+/** Tokens are written into the lock value between separators (see scripts/lock-value.ts). */
+function tokenError(token: string): Error {
+  return new TypeError(`An ownership token must not contain "${LOCK_VALUE_SEPARATOR}" (got one of ${token.length} characters).`);
 }
 
-/** A Cluster client that has not connected yet knows no nodes: connect it before asking for them. */
-async function connected(client: RedisClient): Promise<void> {
-  if (client.isCluster && client.status !== 'ready') await (client as Cluster).ping();
-}
-
-/**
- * SCAN, not KEYS, so listing never blocks Redis; on a Cluster every primary is scanned.
- */
-async function scanAll(client: RedisClient, pattern: string): Promise<string[]> {
-  await connected(client);
-  // A single-node client of a Cluster node would list that node's locks only, and look complete. (A
-  // service that refuses INFO is taken for what it claims to be.)
-  if (!client.isCluster && /^cluster_enabled:1/m.test(await (client as Redis).info('cluster').catch(() => ''))) {
-    throw new Error('this server is a Redis Cluster node: listing it alone would miss the other masters’ locks; use a Cluster client');
-  }
-  const keys: string[] = [];
-  for (const node of primaries(client)) {
-    let cursor = '0';
-    do {
-      const [next, batch] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 500);
-      cursor = next;
-      keys.push(...batch);
-    } while (cursor !== '0');
-  }
-  return keys;
-}
-
-/** The key prefix is literal text; only the operator's `match` is a glob. */
-function escapeGlob(text: string): string {
-  return text.replace(/[*?[\]\\]/g, '\\$&');
-}
+function ignore(): void {}

@@ -1,15 +1,18 @@
 import { closeRedisClient } from './redis-connection.js';
 import type { RedisClient } from './scripts/define-script.js';
 
+/** Told each message on a channel; the release channels' messages are empty, the grant channels' not. */
+export type ChannelListener = (message: string) => void;
+
 interface Subscription {
-  readonly listeners: Set<() => void>;
+  readonly listeners: Set<ChannelListener>;
   readonly ready: Promise<unknown>;
 }
 
 /**
- * Wake-ups for waiters, over one subscriber connection shared by every waiting key (on a Cluster with
- * sharded pub/sub, ioredis keeps one per node behind it). A channel is subscribed while at least one local
- * waiter listens on it, so the subscriber's load follows contention.
+ * Wake-ups for waiters, over one subscriber connection shared by every waiting key and the fair queue's
+ * grant channels (on a Cluster with sharded pub/sub, ioredis keeps one per node behind it). A channel is
+ * subscribed while at least one local listener is on it, so the subscriber's load follows contention.
  */
 export class ReleaseChannel {
   private subscriber?: RedisClient;
@@ -22,7 +25,7 @@ export class ReleaseChannel {
     private readonly closeTimeoutMs: number,
   ) {}
 
-  async listen(channel: string, listener: () => void): Promise<() => void> {
+  async listen(channel: string, listener: ChannelListener): Promise<() => void> {
     let subscription = this.subscriptions.get(channel);
     if (!subscription) {
       const client = this.client();
@@ -58,8 +61,8 @@ export class ReleaseChannel {
   private client(): RedisClient {
     if (!this.subscriber) {
       const subscriber = this.connect();
-      subscriber.on(this.sharded ? 'smessage' : 'message', (channel: string) => {
-        for (const listener of this.subscriptions.get(channel)?.listeners ?? []) listener();
+      subscriber.on(this.sharded ? 'smessage' : 'message', (channel: string, message: string) => {
+        for (const listener of this.subscriptions.get(channel)?.listeners ?? []) listener(message);
       });
       this.subscriber = subscriber;
     }

@@ -4,13 +4,15 @@ import type { LockModuleOptions } from '../../../lib/index';
 
 /**
  * Which store the worker processes lock on, from their environment: Redis at REDIS_URL (the default, or
- * the JSON `redis` option in LOCK_TEST_REDIS_OPTION);
+ * the JSON `redis` option in LOCK_TEST_REDIS_OPTION; more module options as JSON in LOCK_TEST_MODULE_OPTIONS);
  * PostgreSQL when LOCK_TEST_STORE=postgres, at LOCK_TEST_POSTGRES_URL (whose search path names the spec's
  * schema); etcd when LOCK_TEST_STORE=etcd, at ETCD_ENDPOINTS (comma-separated client URLs). The shared value
  * the workers race on lives in PostgreSQL for the PostgreSQL store, in Redis otherwise: it is the thing
  * being protected, not the lock.
  */
-export function workerLockOptions(keyPrefix: string, extra: Partial<LockModuleOptions> = {}): LockModuleOptions {
+export function workerLockOptions(keyPrefix: string, extraOptions: Partial<LockModuleOptions> = {}): LockModuleOptions {
+  // More module options from the spec that forked the worker (JSON): `fair: true`, for one.
+  const extra = { ...extraOptions, ...(process.env.LOCK_TEST_MODULE_OPTIONS ? JSON.parse(process.env.LOCK_TEST_MODULE_OPTIONS) : {}) };
   if (process.env.LOCK_TEST_STORE === 'postgres') {
     return { store: 'postgres', postgres: process.env.LOCK_TEST_POSTGRES_URL!, keyPrefix, ...extra };
   }

@@ -1,38 +1,92 @@
 import { Redis } from 'ioredis';
 import { RedisKeyLayout } from '../redis-key-layout';
-import { acquireScript } from './acquire.script';
+import { acquireScript, type AcquireCall } from './acquire.script';
+import { parseLockValue } from './lock-value';
 
 /** Against the run's real Redis (REDIS_URL, started by the Jest global setup). */
 describe('acquire script', () => {
   const layout = new RedisKeyLayout(`t:acquire-script:${process.pid}:`);
+  const NOW_MICROS = 1_780_000_000_000_000;
   let redis: Redis;
+  let n = 0;
+  const call = (overrides: Partial<AcquireCall> = {}): AcquireCall => {
+    const lockKey = layout.lockKey(`k${++n}`);
+    return { lockKey, fenceKey: layout.fenceKey(lockKey), token: `token-${n}`, leaseMs: 10_000, holder: 'host:1', clockMicros: NOW_MICROS, ...overrides };
+  };
   beforeAll(() => {
     redis = new Redis(process.env.REDIS_URL!);
   });
+  afterEach(async () => {
+    const keys = await redis.keys(`${layout.lockKey('')}*`);
+    if (keys.length > 0) await redis.del(...keys);
+  });
   afterAll(() => redis.disconnect());
 
-  it('writes and returns fencing tokens near 2^53 exactly, digit for digit', async () => {
-    const lockKey = layout.lockKey('big-fence');
-    const fenceKey = layout.fenceKey(lockKey);
-    const start = Number.MAX_SAFE_INTEGER - 10; // 9007199254740981: far past the µs clock, so INCR wins
-    await redis.set(fenceKey, String(start));
-    const granted = await acquireScript(redis, lockKey, fenceKey, 'token', 10_000, 'test');
-    expect(granted).toEqual({ acquired: true, fencingToken: start + 1 });
-    expect(await redis.hget(lockKey, 'f')).toBe(String(start + 1));
-    await redis.del(lockKey, fenceKey);
+  it('grants a free key in one SET with its TTL, the fencing token and the holder in the value', async () => {
+    const c = call();
+    expect(await acquireScript(redis, c)).toEqual({ acquired: true, fencingToken: NOW_MICROS });
+    expect(parseLockValue((await redis.get(c.lockKey))!)).toEqual({ flag: '-', token: c.token, fencingToken: NOW_MICROS, holder: 'host:1' });
+    expect(await redis.pttl(c.lockKey)).toBeGreaterThan(9_000);
+    expect(await redis.get(c.fenceKey)).toBe(String(NOW_MICROS));
   });
 
-  it('stores a clock-derived token (µs since 1970, ~1.8e15) as its full integer digits', async () => {
-    const lockKey = layout.lockKey('clock-fence');
-    const fenceKey = layout.fenceKey(lockKey);
-    await redis.del(fenceKey);
-    const granted = await acquireScript(redis, lockKey, fenceKey, 'token', 10_000, 'test');
-    if (!granted.acquired) throw new Error('key should be free');
-    expect(granted.fencingToken).toBeGreaterThan(1e15);
-    expect(await redis.hget(lockKey, 'f')).toBe(String(granted.fencingToken));
-    expect(await redis.get(fenceKey)).toBe(String(granted.fencingToken));
-    // Why the script does not use tostring: Redis' Lua prints numbers with %.14g, which drops digits here.
-    expect(await redis.eval('return tostring(tonumber(ARGV[1]))', 0, String(granted.fencingToken))).toMatch(/e\+15$/);
-    await redis.del(lockKey, fenceKey);
+  it('issues counter + 1 when the clock is not ahead of the counter: strictly increasing if a clock steps back', async () => {
+    const first = call();
+    await acquireScript(redis, first);
+    const second = call({ fenceKey: first.fenceKey, clockMicros: NOW_MICROS - 5_000_000 });
+    expect(await acquireScript(redis, second)).toEqual({ acquired: true, fencingToken: NOW_MICROS + 1 });
+    expect(await redis.get(first.fenceKey)).toBe(String(NOW_MICROS + 1));
+  });
+
+  it('jumps to the clock when the counter was lost (FLUSHALL, failover): later grants still carry larger tokens', async () => {
+    const first = call();
+    await acquireScript(redis, first);
+    await redis.del(first.fenceKey);
+    const later = call({ fenceKey: first.fenceKey, clockMicros: NOW_MICROS + 3_000_000 });
+    expect(await acquireScript(redis, later)).toEqual({ acquired: true, fencingToken: NOW_MICROS + 3_000_000 });
+  });
+
+  it('writes and returns fencing tokens near 2^53 exactly, digit for digit', async () => {
+    const c = call();
+    const start = Number.MAX_SAFE_INTEGER - 10; // 9007199254740981: far past any clock, so the counter wins
+    await redis.set(c.fenceKey, String(start));
+    expect(await acquireScript(redis, c)).toEqual({ acquired: true, fencingToken: start + 1 });
+    expect(parseLockValue((await redis.get(c.lockKey))!)?.fencingToken).toBe(start + 1);
+    expect(await redis.get(c.fenceKey)).toBe(String(start + 1));
+    // Why the script never uses tostring: Redis' Lua prints numbers with %.14g, which drops digits here.
+    expect(await redis.eval('return tostring(tonumber(ARGV[1]))', 0, String(start + 1))).toMatch(/e\+15$/);
+  });
+
+  it('grants a second delivery of the same acquisition (its reply was lost) again, with the same fencing token', async () => {
+    const c = call();
+    const granted = await acquireScript(redis, c);
+    expect(await acquireScript(redis, { ...c, clockMicros: NOW_MICROS + 1_000 })).toEqual(granted);
+  });
+
+  it('denies a held key with the holder’s TTL and marks the value so its release wakes the waiters', async () => {
+    const c = call();
+    await acquireScript(redis, c);
+    const denied = await acquireScript(redis, { ...c, token: 'someone-else' });
+    expect(denied.acquired).toBe(false);
+    expect(denied.acquired || denied.ttlMs).toBeGreaterThan(9_000);
+    expect(parseLockValue((await redis.get(c.lockKey))!)).toMatchObject({ flag: 'w', token: c.token });
+  });
+
+  it('does not take a token that is a prefix of the holder’s for the holder’s', async () => {
+    const c = call({ token: 'abc' });
+    await acquireScript(redis, { ...c, token: 'abcd' });
+    expect((await acquireScript(redis, c)).acquired).toBe(false);
+  });
+
+  it('reads a lock of an earlier version (a hash) and any foreign value as held, and leaves both as they are', async () => {
+    const old = call();
+    await redis.multi().hset(old.lockKey, 't', 'old-token', 'f', '7', 'h', 'old-host').pexpire(old.lockKey, 10_000).exec();
+    expect((await acquireScript(redis, old)).acquired).toBe(false);
+    expect(await redis.hgetall(old.lockKey)).toEqual({ t: 'old-token', f: '7', h: 'old-host' });
+
+    const foreign = call();
+    await redis.set(foreign.lockKey, '-an operator wrote this');
+    expect((await acquireScript(redis, foreign)).acquired).toBe(false);
+    expect(await redis.get(foreign.lockKey)).toBe('-an operator wrote this');
   });
 });

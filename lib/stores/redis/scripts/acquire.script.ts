@@ -1,66 +1,86 @@
-import { RedisScript, type RedisClient } from './define-script.js';
 import type { AcquireResult } from '../../lock-store.interface.js';
+import { RedisScript, type RedisClient } from './define-script.js';
+import { nextFenceLua } from './fence.lua.js';
+import { markWaitedForLua } from './lock-value.js';
 
 /**
- * KEYS[1] lock hash, KEYS[2] fencing counter of the lock key's hash slot.
- * ARGV[1] token, ARGV[2] lease ms, ARGV[3] holder description.
+ * KEYS[1] lock key, KEYS[2] fencing counter of the lock key's hash slot.
+ * ARGV[1] token, ARGV[2] lease ms, ARGV[3] holder description, ARGV[4] the caller's clock in µs.
  *
- * A key already holding our token means this acquisition was granted before and its reply was lost (ioredis
- * re-sends unanswered commands after a reconnect): it is granted again with the same fencing token.
+ * The grant is one `SET … NX PX` of the lock value (see lock-value.ts) carrying the fencing token issued
+ * just before it (see fence.lua.ts): key, TTL and token in one atomic step, two commands inside the server.
+ * A free key is all it looks for: with the fair queue on, the queued acquire (acquire-queued.script.ts)
+ * and the one-shot attempt that respects the queue (acquire-behind-queue.script.ts) are used instead.
  *
- * The fencing token is a hybrid clock: max(counter + 1, server time in µs). The counter makes it strictly
- * increasing even if the server clock steps back; the clock makes it keep increasing if the counter is lost
- * (async failover, eviction, FLUSHALL), as long as the new primary's clock is not behind the old one.
- *
- * Numbers: Lua 5.1 numbers are doubles, exact for integers below 2^53 (µs since 1970 are ~1.8e15, good for
- * two more centuries). Writing one into Redis must not go through `tostring` (`%.14g`: 1.8e15 becomes
- * "1.8e+15") nor `%d` (a C `long`: 32 bits on some builds); `%.0f` prints the double's exact integer digits.
+ * When the key is taken:
+ * - holding our token, it is a second delivery of an acquisition whose reply was lost (ioredis re-sends
+ *   unanswered commands after a reconnect): granted again, with the same fencing token;
+ * - otherwise the holder's remaining TTL is returned, and the lock value is marked (`w`) so that its release
+ *   announces itself to the waiters that will now subscribe; unmarked releases announce nothing. A value
+ *   this library did not write (a hash of an earlier version, anything else) reads as held and is left as
+ *   it is.
  */
-const script = new RedisScript(`
-if redis.call('EXISTS', KEYS[1]) == 1 then
-  if redis.pcall('HGET', KEYS[1], 't') == ARGV[1] then
-    return {1, tonumber(redis.call('HGET', KEYS[1], 'f'))}
+const script = new RedisScript(`${nextFenceLua('KEYS[2]', 'ARGV[4]')}
+if redis.call('SET', KEYS[1], '-' .. ARGV[1] .. '|' .. fence .. '|' .. ARGV[3], 'PX', ARGV[2], 'NX') then
+  return tonumber(fence)
+end
+local value = redis.pcall('GET', KEYS[1])
+if type(value) == 'string' then
+  local n = #ARGV[1]
+  if string.find(value, ARGV[1], 2, true) == 2 and string.byte(value, n + 2) == 124 then
+    return tonumber(string.match(value, '^(%d+)', n + 3))
   end
-  return {0, redis.call('PTTL', KEYS[1])}
-end
-local now = redis.call('TIME')
-local micros = tonumber(now[1]) * 1000000 + tonumber(now[2])
-local fence = redis.call('INCR', KEYS[2])
-if fence < micros then
-  fence = micros
-  redis.call('SET', KEYS[2], string.format('%.0f', fence))
-end
-redis.call('HSET', KEYS[1], 't', ARGV[1], 'f', string.format('%.0f', fence), 'h', ARGV[3])
-redis.call('PEXPIRE', KEYS[1], ARGV[2])
-return {1, fence}
+end${markWaitedForLua('KEYS[1]', 'value')}
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl < 0 then return 0 end
+return -1 - ttl
 `);
 
-function toResult([granted, value]: [number, number]): AcquireResult {
-  return granted === 1 ? { acquired: true, fencingToken: value } : { acquired: false, ttlMs: value };
+/**
+ * The reply is one integer (an array would cost the server a table conversion per grant): a fencing token
+ * (> 0) for a grant; for a denial 0 when the holder's TTL is unknown, else -1 - TTL.
+ */
+export function parseAcquireReply(reply: unknown): AcquireResult {
+  const value = reply as number;
+  if (value > 0) return { acquired: true, fencingToken: value };
+  return { acquired: false, ttlMs: value === 0 ? -1 : -1 - value };
 }
 
-export async function acquireScript(
-  client: RedisClient,
-  lockKey: string,
-  fenceKey: string,
-  token: string,
-  leaseMs: number,
-  holder: string,
-): Promise<AcquireResult> {
-  return toResult((await script.run(client, [lockKey, fenceKey], [token, leaseMs, holder])) as [number, number]);
+/** The script itself, for `RedisCommands.runScript`; `acquireArgs` builds its keys and arguments. */
+export const ACQUIRE_SCRIPT = script;
+export const ACQUIRE_KEYS = 2;
+
+/** KEYS lock key, fencing counter; ARGV token, lease ms, holder, the caller's clock in µs (see fence.lua.ts). */
+export function acquireArgs(lockKey: string, fenceKey: string, token: string, leaseMs: number, holder: string, clockMicros: string | number): (string | number)[] {
+  return [lockKey, fenceKey, token, leaseMs, holder, clockMicros];
+}
+
+export interface AcquireCall {
+  readonly lockKey: string;
+  readonly fenceKey: string;
+  readonly token: string;
+  readonly leaseMs: number;
+  readonly holder: string;
+  /** The caller's clock in µs (see fence.lua.ts). */
+  readonly clockMicros: string | number;
+}
+
+function argsOf(call: AcquireCall): (string | number)[] {
+  return acquireArgs(call.lockKey, call.fenceKey, call.token, call.leaseMs, call.holder, call.clockMicros);
+}
+
+export function acquireScript(client: RedisClient, call: AcquireCall): Promise<AcquireResult> {
+  return script.send(client, ACQUIRE_KEYS, argsOf(call)).then(parseAcquireReply);
 }
 
 /** The same, followed by `WAIT replicas timeoutMs`: the grant and how many replicas have it. */
 export async function acquireAcknowledgedScript(
   client: RedisClient,
-  lockKey: string,
-  fenceKey: string,
-  token: string,
-  leaseMs: number,
-  holder: string,
+  call: AcquireCall,
   replicas: number,
   timeoutMs: number,
 ): Promise<{ result: AcquireResult; acknowledged: number }> {
-  const { reply, acknowledged } = await script.runAcknowledged(client, [lockKey, fenceKey], [token, leaseMs, holder], replicas, timeoutMs);
-  return { result: toResult(reply as [number, number]), acknowledged };
+  const args = argsOf(call);
+  const { reply, acknowledged } = await script.runAcknowledged(client, args.slice(0, ACQUIRE_KEYS) as string[], args.slice(ACQUIRE_KEYS), replicas, timeoutMs);
+  return { result: parseAcquireReply(reply), acknowledged };
 }

@@ -1,26 +1,36 @@
 import { RedisScript, type RedisClient } from './define-script.js';
+import { lockStateLua } from './lock-state.lua.js';
+import { queueNamesLua, recheckFirstLua } from './queue.lua.js';
 
 /**
- * KEYS[1] lock hash. ARGV[1] release channel, ARGV[2] the fencing token the operator saw ('' for any),
- * ARGV[3] 's' to announce the release with SPUBLISH (see release.script.ts).
+ * KEYS[1] lock key. ARGV[1] the fencing token the operator saw ('' for any), ARGV[2] the slot tag of the
+ * lock key's hash slot, ARGV[3] length of the key prefix.
  *
- * Deletes the key whoever holds it and wakes its waiters, unless ARGV[2] names another grant than the one
- * holding the key now (compare-and-delete: a holder that took over after the operator looked stays).
- * Returns {taken, fencing token, holder, ttl} of the lock it found, or false when the key was not held.
+ * Deletes the key whoever holds it (either format, see lock-value.ts) and wakes its waiters: those
+ * retrying on notifications through the release channel, and the first one of the fair queue, if any,
+ * which looks again at once and takes the key. Unless ARGV[1] names another grant than the one holding the
+ * key now (compare-and-delete: a holder that took over after the operator looked stays). Returns {taken,
+ * fencing token, holder, ttl} of the lock it found, or false when the key was not held.
  */
-const script = new RedisScript(`
-local fields = redis.pcall('HMGET', KEYS[1], 'f', 'h')
-if type(fields) ~= 'table' or not fields[1] then
-  return false
-end
+function forceReleaseLua(publish: string): string {
+  return `${lockStateLua('KEYS[1]')}
+if not fence then return false end
 local ttl = redis.call('PTTL', KEYS[1])
-if ARGV[2] ~= '' and fields[1] ~= ARGV[2] then
-  return {0, fields[1], fields[2] or '', ttl}
+if ARGV[1] ~= '' and fence ~= ARGV[1] then
+  return {0, fence, holder, ttl}
 end
 redis.call('DEL', KEYS[1])
-redis.call(ARGV[3] == 's' and 'SPUBLISH' or 'PUBLISH', ARGV[1], '')
-return {1, fields[1], fields[2] or '', ttl}
-`);
+${queueNamesLua('KEYS[1]', 'ARGV[2]', 'ARGV[3]')}
+redis.call('${publish}', prefix .. '#released:' .. tagged .. string.sub(KEYS[1], plen + 1), '')
+${recheckFirstLua(publish, '0')}
+return {1, fence, holder, ttl}
+`;
+}
+
+const scripts = {
+  plain: new RedisScript(forceReleaseLua('PUBLISH')),
+  sharded: new RedisScript(forceReleaseLua('SPUBLISH')),
+};
 
 export interface ForceReleaseReply {
   readonly taken: boolean;
@@ -29,15 +39,18 @@ export interface ForceReleaseReply {
   readonly ttlMs: number;
 }
 
-export async function forceReleaseScript(
-  client: RedisClient,
-  lockKey: string,
-  channel: string,
-  fencingToken: number | undefined,
-  sharded: boolean,
-): Promise<ForceReleaseReply | null> {
-  const expected = fencingToken === undefined ? '' : String(fencingToken);
-  const result = (await script.run(client, [lockKey], [channel, expected, sharded ? 's' : ''])) as
+export interface ForceReleaseCall {
+  readonly lockKey: string;
+  readonly fencingToken: number | undefined;
+  readonly slotTag: string;
+  readonly prefixLength: number;
+  readonly sharded: boolean;
+}
+
+export async function forceReleaseScript(client: RedisClient, call: ForceReleaseCall): Promise<ForceReleaseReply | null> {
+  const expected = call.fencingToken === undefined ? '' : String(call.fencingToken);
+  const script = call.sharded ? scripts.sharded : scripts.plain;
+  const result = (await script.run(client, [call.lockKey], [expected, call.slotTag, call.prefixLength])) as
     | [number, string, string, number]
     | null;
   return result && { taken: result[0] === 1, fencingToken: Number(result[1]), holder: result[2], ttlMs: result[3] };

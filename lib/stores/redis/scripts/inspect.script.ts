@@ -1,15 +1,13 @@
 import { RedisScript, type RedisClient } from './define-script.js';
+import { lockStateLua } from './lock-state.lua.js';
 
 /**
- * KEYS[1] lock hash. Reads holder, fencing token and TTL in one consistent snapshot; a foreign value at the
- * key reads as no lock.
+ * KEYS[1] lock key. Reads holder, fencing token and TTL in one consistent snapshot, in either format (see
+ * lock-value.ts); a value this library did not write reads as no lock.
  */
-const script = new RedisScript(`
-local fields = redis.pcall('HMGET', KEYS[1], 'f', 'h')
-if type(fields) ~= 'table' or not fields[1] then
-  return false
-end
-return {fields[1], fields[2] or '', redis.call('PTTL', KEYS[1])}
+const script = new RedisScript(`${lockStateLua('KEYS[1]')}
+if not fence then return false end
+return {fence, holder, redis.call('PTTL', KEYS[1])}
 `);
 
 export async function inspectScript(

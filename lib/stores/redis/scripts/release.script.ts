@@ -1,35 +1,80 @@
-import { RedisScript, type RedisClient } from './define-script.js';
+import { RedisScript } from './define-script.js';
+import { handOffLua, queueNamesLua, recheckFirstLua } from './queue.lua.js';
 
 /**
- * KEYS[1] lock hash. ARGV[1] token, ARGV[2] keep ms, ARGV[3] release channel, ARGV[4] 's' to announce the
- * release with SPUBLISH (sharded pub/sub) instead of PUBLISH.
+ * KEYS[1] lock key. ARGV[1] token, ARGV[2] keep ms, ARGV[3] `<slot tag>:<key prefix length>:<the caller's
+ * clock in µs>`, which only the announcing and handing-over paths read (one argument for the three: every
+ * argument costs the server a little on every release).
  *
- * With keep ms > 0 the key is not deleted but left to expire after that long (minimum hold), and nobody is
- * woken because the key is still taken. Otherwise the key goes and waiters on the channel are woken. The
- * channel lives in the lock key's hash slot, so SPUBLISH (or a managed service that turns PUBLISH into it)
- * never makes the script cross slots.
+ * Token-checked. With keep ms > 0 the key is not deleted but left to expire after that long (minimum
+ * hold); the first waiter in the fair queue, if any, is told when to look again. Otherwise, by the lock
+ * value's flag (see lock-value.ts):
+ * - `-` nobody waits: the key is deleted, and that is all (a read and a delete, like the raw protocol);
+ * - `w` waiters retrying on notifications: deleted, and announced on the lock's release channel;
+ * - `q` waiters in the fair queue: the key goes straight to the first live waiter (entries whose
+ *   heartbeat ran out are dropped on the way) in the same step, with a new fencing token and a TTL of that
+ *   waiter's heartbeat lease, and only that waiter is told, on its instance's grant channel. The waiter
+ *   extends the lease to its full length through its watchdog when it needs it. When the queue turns out
+ *   empty, the key is deleted and announced as for `w`.
+ *
+ * Every name the script builds (queue, fencing counter, channels) carries the lock key's slot tag, so a
+ * Cluster node serves all of them.
  */
-const script = new RedisScript(`
-if redis.pcall('HGET', KEYS[1], 't') ~= ARGV[1] then
-  return 0
-end
+function releaseLua(publish: string): string {
+  return `
+local value = redis.pcall('GET', KEYS[1])
+if type(value) ~= 'string' then return 0 end
+local n = #ARGV[1]
+if string.find(value, ARGV[1], 2, true) ~= 2 or string.byte(value, n + 2) ~= 124 then return 0 end
+local flag = string.byte(value)
 local keep = tonumber(ARGV[2])
-if keep > 0 then
-  redis.call('PEXPIRE', KEYS[1], keep)
+if flag == 45 then
+  if keep > 0 then
+    redis.call('PEXPIRE', KEYS[1], keep)
+  else
+    redis.call('DEL', KEYS[1])
+  end
   return 1
 end
+local tag, plength, clock = string.match(ARGV[3], '^([^:]*):(%d+):(%d+)$')
+if keep > 0 then
+  redis.call('PEXPIRE', KEYS[1], keep)
+  if flag == 113 then
+    ${queueNamesLua('KEYS[1]', 'tag', 'plength')}
+    ${recheckFirstLua(publish, 'keep')}
+  end
+  return 1
+end
+if flag == 113 then
+  ${queueNamesLua('KEYS[1]', 'tag', 'plength')}
+  ${handOffLua({ lockKey: 'KEYS[1]', clock: 'clock', publish })}
+  if handedTo then return 1 end
+end
 redis.call('DEL', KEYS[1])
-redis.call(ARGV[4] == 's' and 'SPUBLISH' or 'PUBLISH', ARGV[3], '')
+local plen = tonumber(plength)
+redis.call('${publish}', string.sub(KEYS[1], 1, plen) .. '#released:{' .. tag .. '}' .. string.sub(KEYS[1], plen + 1), '')
 return 1
-`);
+`;
+}
 
-export async function releaseScript(
-  client: RedisClient,
-  lockKey: string,
-  token: string,
-  keepMs: number,
-  channel: string,
-  sharded: boolean,
-): Promise<boolean> {
-  return (await script.run(client, [lockKey], [token, keepMs, channel, sharded ? 's' : ''])) === 1;
+const scripts = {
+  plain: new RedisScript(releaseLua('PUBLISH')),
+  sharded: new RedisScript(releaseLua('SPUBLISH')),
+};
+
+/** The script, for `RedisCommands.runScript`: PUBLISH or SPUBLISH (sharded pub/sub) for announcements. */
+export function releaseScriptFor(sharded: boolean): RedisScript {
+  return sharded ? scripts.sharded : scripts.plain;
+}
+
+export const RELEASE_KEYS = 1;
+
+/** `slotTagAndPrefix` is `<slot tag>:<key prefix length>:` (see the script). */
+export function releaseArgs(lockKey: string, token: string, keepMs: number, slotTagAndPrefix: string, clockMicros: string | number): (string | number)[] {
+  return [lockKey, token, keepMs, slotTagAndPrefix + clockMicros];
+}
+
+/** 1 released (or kept for the minimum hold), 0 not ours. */
+export function releasedReply(reply: unknown): boolean {
+  return reply === 1;
 }

@@ -1,16 +1,27 @@
 import { RedisScript, type RedisClient } from './define-script.js';
 
 /**
- * KEYS[i] lock hashes; ARGV[2i-1] token and ARGV[2i] lease ms for KEYS[i].
+ * True when `value` (a lock key's value, see lock-value.ts; false for a missing key, an error table for a
+ * value of another type) carries `token`.
+ */
+const OWNED_BY = `
+local function owned(value, token)
+  local n = #token
+  return type(value) == 'string' and string.sub(value, 2, n + 1) == token and string.byte(value, n + 2) == 124
+end`;
+
+/**
+ * KEYS[i] lock keys; ARGV[2i-1] token and ARGV[2i] lease ms for KEYS[i].
  *
  * One call renews a whole batch, which is what keeps the watchdog's traffic at one command per interval.
  * PEXPIRE only ever touches an existing key whose token matches, so a renewal can neither re-create a
- * released key nor extend somebody else's.
+ * released key nor extend somebody else's. A value this library did not write (WRONGTYPE included) is not
+ * ours.
  */
-const script = new RedisScript(`
+const script = new RedisScript(`${OWNED_BY}
 local renewed = {}
 for i, key in ipairs(KEYS) do
-  if redis.pcall('HGET', key, 't') == ARGV[2 * i - 1] then
+  if owned(redis.pcall('GET', key), ARGV[2 * i - 1]) then
     redis.call('PEXPIRE', key, ARGV[2 * i])
     renewed[i] = 1
   else
@@ -45,27 +56,33 @@ export interface RenewCallReply {
   readonly acknowledged: number;
 }
 
-async function runRenew(script: RedisScript, call: RenewCall, keys: string[], args: (string | number)[]): Promise<RenewCallReply> {
+/** `keysAndArgs` holds the `numKeys` keys first; a batch of 1000 leases is one array, built in one pass. */
+async function runRenew(script: RedisScript, call: RenewCall, numKeys: number, keysAndArgs: (string | number)[]): Promise<RenewCallReply> {
   if (call.replicas === 0) {
-    const replies = (await script.run(call.client, keys, args)) as number[];
+    const replies = (await script.send(call.client, numKeys, keysAndArgs)) as number[];
     return { replies: replies.map((reply) => REPLIES[reply]!), acknowledged: 0 };
   }
-  const { reply, acknowledged } = await script.runAcknowledged(call.client, keys, args, call.replicas, call.waitTimeoutMs);
+  const keys = keysAndArgs.slice(0, numKeys) as string[];
+  const { reply, acknowledged } = await script.runAcknowledged(call.client, keys, keysAndArgs.slice(numKeys), call.replicas, call.waitTimeoutMs);
   return { replies: (reply as number[]).map((value) => REPLIES[value]!), acknowledged };
 }
 
 /** Declares every key, so on a Cluster all entries must share one hash slot. */
 export function renewManyScript(call: RenewCall): Promise<RenewCallReply> {
-  return runRenew(
-    script,
-    call,
-    call.entries.map((entry) => entry.lockKey),
-    call.entries.flatMap((entry) => [entry.token, entry.leaseMs]),
-  );
+  const { entries } = call;
+  const n = entries.length;
+  const keysAndArgs = new Array<string | number>(3 * n);
+  for (let i = 0; i < n; i++) {
+    const entry = entries[i]!;
+    keysAndArgs[i] = entry.lockKey;
+    keysAndArgs[n + 2 * i] = entry.token;
+    keysAndArgs[n + 2 * i + 1] = entry.leaseMs;
+  }
+  return runRenew(script, call, n, keysAndArgs);
 }
 
 /**
- * KEYS[1] one of the lock hashes (it routes the call to its node); ARGV[3i-2] lock hash, ARGV[3i-1] token,
+ * KEYS[1] one of the lock keys (it routes the call to its node); ARGV[3i-2] lock key, ARGV[3i-1] token,
  * ARGV[3i] lease ms, for every entry.
  *
  * The Cluster form: one call per node, not per hash slot. Redis 7's `allow-cross-slot-keys` lets a script
@@ -74,13 +91,13 @@ export function renewManyScript(call: RenewCall): Promise<RenewCallReply> {
  * moved since the client last looked) answers 2, "elsewhere": unknown, retried after a slot refresh. A
  * foreign value at a lock key (WRONGTYPE) is simply not ours, as in the single-node script.
  */
-const nodeScript = new RedisScript(`#!lua flags=allow-cross-slot-keys
+const nodeScript = new RedisScript(`#!lua flags=allow-cross-slot-keys${OWNED_BY}
 local renewed = {}
 for i = 1, #ARGV, 3 do
-  local owner = redis.pcall('HGET', ARGV[i], 't')
-  if type(owner) == 'table' and owner.err and not string.find(owner.err, '^WRONGTYPE') then
+  local value = redis.pcall('GET', ARGV[i])
+  if type(value) == 'table' and value.err and not string.find(value.err, '^WRONGTYPE') then
     renewed[#renewed + 1] = 2
-  elseif owner == ARGV[i + 1] then
+  elseif owned(value, ARGV[i + 1]) then
     redis.call('PEXPIRE', ARGV[i], ARGV[i + 2])
     renewed[#renewed + 1] = 1
   else
@@ -92,10 +109,14 @@ return renewed
 
 /** All entries should live on one Cluster node (the one serving the first entry's slot). */
 export function renewOnNodeScript(call: RenewCall): Promise<RenewCallReply> {
-  return runRenew(
-    nodeScript,
-    call,
-    [call.entries[0]!.lockKey],
-    call.entries.flatMap((entry) => [entry.lockKey, entry.token, entry.leaseMs]),
-  );
+  const { entries } = call;
+  const keysAndArgs = new Array<string | number>(1 + 3 * entries.length);
+  keysAndArgs[0] = entries[0]!.lockKey;
+  for (let i = 0; i < entries.length; i++) {
+    const entry = entries[i]!;
+    keysAndArgs[1 + 3 * i] = entry.lockKey;
+    keysAndArgs[2 + 3 * i] = entry.token;
+    keysAndArgs[3 + 3 * i] = entry.leaseMs;
+  }
+  return runRenew(nodeScript, call, 1, keysAndArgs);
 }

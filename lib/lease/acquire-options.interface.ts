@@ -1,0 +1,32 @@
+/** Per-call options; unset values come from the module options. */
+export interface AcquireOptions {
+  /** @default module `leaseMs` (30000) */
+  leaseMs?: number;
+  /** 0 = one attempt. @default module `waitMs` (5000) */
+  waitMs?: number;
+  /**
+   * Keep the key at least this long after the grant, even if released earlier (cron de-duplication).
+   * @default 0
+   */
+  minHoldMs?: number;
+  /**
+   * Renew the lease in the background while it is held. Without it, only `extend()` keeps it alive.
+   * @default true
+   */
+  autoRenew?: boolean;
+  /** Stops waiting; an attempt that succeeds after the abort is released at once. */
+  signal?: AbortSignal;
+  /**
+   * In `withLock` (and locked methods): if this call chain already holds the key, run inside that lease
+   * instead of failing with `LockReentryError`. The lease is released once the outermost scope and every
+   * scope joined onto it have ended (also a joined call that was not awaited).
+   * @default false
+   */
+  reentrant?: boolean;
+  /**
+   * What events and metrics call this lock instead of its key (keys are unbounded, a metric attribute must
+   * not be): a template like `'account:{id}'` or a purpose like `'transfer'`. Keep it low-cardinality.
+   * @default undefined (a `@DistributedLock` method passes its key template, or `Class.method` for a key function)
+   */
+  name?: string;
+}

@@ -1,0 +1,141 @@
+import type { ReleaseChannel } from './release-channel.js';
+
+/** What the fair queue's scripts tell one waiter (see scripts/queue.lua.ts). */
+export interface GrantListener {
+  /** `g|waiter|fence`: the key was handed to it. */
+  granted(fencingToken: number): void;
+  /** `r|waiter|ms`: look at the queue again in `delayMs`. */
+  recheck(delayMs: number): void;
+}
+
+interface SlotSubscription {
+  readonly ready: Promise<void>;
+  /** Set once the subscription is confirmed. */
+  readyAt?: number;
+  stop?: () => void;
+  users: number;
+  linger?: NodeJS.Timeout;
+}
+
+/**
+ * How long a slot's grant channel stays subscribed after its last local waiter left: a key that is
+ * contended now and then would otherwise pay a SUBSCRIBE and an UNSUBSCRIBE (and a look at the queue, for
+ * a hand-off announced before the subscription) for every wait.
+ */
+const LINGER_MS = 60_000;
+
+/** Messages kept for waiters not registered yet: more than the hand-offs of one reply's round trip. */
+const UNCLAIMED_KEPT = 64;
+
+/**
+ * The grant channels of one store instance: one per hash slot its waiters wait in (the channel carries the
+ * slot's tag, so the scripts that announce on it stay within their slot), subscribed while a local waiter
+ * of that slot waits and for a moment after. Messages name the waiter; only that one is told, so a release
+ * wakes exactly one waiter, on exactly one instance.
+ */
+export class GrantChannel {
+  private readonly waiters = new Map<number, GrantListener>();
+  /** The last messages nobody was registered for: a waiter registering late finds its own here. */
+  private readonly unclaimed: Array<{ waiter: number; kind: string; value: number } | undefined> = new Array(UNCLAIMED_KEPT);
+  private nextUnclaimed = 0;
+  private readonly slots = new Map<string, SlotSubscription>();
+
+  constructor(
+    private readonly channel: ReleaseChannel,
+    private readonly channelOf: (tag: string) => string,
+  ) {}
+
+  /**
+   * Messages for `waiter` go to `listener` from now on, and those that came for it before (the key can be
+   * handed over before the reply that put the waiter in line arrives) are delivered at once. A waiter
+   * registers only once it stands in line, so an uncontended acquisition costs the registry nothing.
+   */
+  register(waiter: number, listener: GrantListener): void {
+    this.waiters.set(waiter, listener);
+    for (let i = 0; i < this.unclaimed.length; i++) {
+      const message = this.unclaimed[i];
+      if (message?.waiter !== waiter) continue;
+      this.unclaimed[i] = undefined;
+      this.tell(listener, message.kind, message.value);
+    }
+  }
+
+  unregister(waiter: number): void {
+    this.waiters.delete(waiter);
+  }
+
+  /**
+   * Subscribes the slot's channel if needed (once per waiter that waits there; `unsubscribe` when done).
+   * Resolves with the time the subscription was confirmed: a message sent before then may have been
+   * missed. Rejects when the subscription fails.
+   */
+  subscribe(tag: string): Promise<number> {
+    let slot = this.slots.get(tag);
+    if (!slot) {
+      const created: SlotSubscription = {
+        users: 0,
+        ready: this.channel.listen(this.channelOf(tag), (message) => this.deliver(message)).then(
+          (stop) => {
+            created.stop = stop;
+            created.readyAt = Date.now();
+            if (created.users === 0 && !created.linger) this.linger(tag, created);
+          },
+          (error: unknown) => {
+            if (this.slots.get(tag) === created) this.slots.delete(tag);
+            throw error;
+          },
+        ),
+      };
+      slot = created;
+      this.slots.set(tag, slot);
+    }
+    slot.users++;
+    clearTimeout(slot.linger);
+    slot.linger = undefined;
+    const subscribed = slot;
+    return subscribed.readyAt !== undefined ? Promise.resolve(subscribed.readyAt) : subscribed.ready.then(() => subscribed.readyAt!);
+  }
+
+  unsubscribe(tag: string): void {
+    const slot = this.slots.get(tag);
+    if (!slot || --slot.users > 0) return;
+    if (slot.stop) this.linger(tag, slot);
+  }
+
+  /** The subscriptions go with the subscriber connection; only the timers are ours to stop. */
+  close(): void {
+    for (const slot of this.slots.values()) clearTimeout(slot.linger);
+    this.slots.clear();
+    this.waiters.clear();
+    this.unclaimed.fill(undefined);
+  }
+
+  private linger(tag: string, slot: SlotSubscription): void {
+    slot.linger = setTimeout(() => {
+      if (slot.users > 0 || this.slots.get(tag) !== slot) return;
+      this.slots.delete(tag);
+      slot.stop?.();
+    }, LINGER_MS);
+    slot.linger.unref();
+  }
+
+  private deliver(message: string): void {
+    const first = message.indexOf('|');
+    const second = message.indexOf('|', first + 1);
+    if (first !== 1 || second < 0) return;
+    const waiter = Number(message.slice(2, second));
+    const value = Number(message.slice(second + 1));
+    const listener = this.waiters.get(waiter);
+    if (listener) {
+      this.tell(listener, message[0]!, value);
+      return;
+    }
+    this.unclaimed[this.nextUnclaimed] = { waiter, kind: message[0]!, value };
+    this.nextUnclaimed = (this.nextUnclaimed + 1) % UNCLAIMED_KEPT;
+  }
+
+  private tell(listener: GrantListener, kind: string, value: number): void {
+    if (kind === 'g') listener.granted(value);
+    else if (kind === 'r') listener.recheck(value);
+  }
+}

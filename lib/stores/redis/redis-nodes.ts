@@ -1,0 +1,42 @@
+import type { Cluster, Redis } from 'ioredis';
+import type { RedisClient } from './scripts/define-script.js';
+
+/** The runbook's and the health check's walks over a store's servers. */
+
+/** Every primary: a Cluster's masters (once it knows them), or the one server. */
+export function primaries(client: RedisClient): Redis[] {
+  return client.isCluster ? (client as Cluster).nodes('master') : [client as Redis];
+}
+
+/** A Cluster client that has not connected yet knows no nodes: connect it before asking for them. */
+export async function connected(client: RedisClient): Promise<void> {
+  if (client.isCluster && client.status !== 'ready') await (client as Cluster).ping();
+}
+
+/**
+ * SCAN, not KEYS, so listing never blocks Redis; on a Cluster every primary is scanned.
+ */
+export async function scanAll(client: RedisClient, pattern: string): Promise<string[]> {
+  await connected(client);
+  // A single-node client of a Cluster node would list that node's locks only, and look complete. (A
+  // service that refuses INFO is taken for what it claims to be.)
+  if (!client.isCluster && /^cluster_enabled:1/m.test(await (client as Redis).info('cluster').catch(() => ''))) {
+    throw new Error('this server is a Redis Cluster node: listing it alone would miss the other masters’ locks; use a Cluster client');
+  }
+  const keys: string[] = [];
+  for (const node of primaries(client)) {
+    let cursor = '0';
+    do {
+      const [next, batch] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 500);
+      cursor = next;
+      keys.push(...batch);
+    } while (cursor !== '0');
+  }
+  return keys;
+}
+
+/** The key prefix is literal text; only the operator's `match` is a glob. */
+export function escapeGlob(text: string): string {
+  return text.replace(/[*?[\]\\]/g, '\\$&');
+}
+

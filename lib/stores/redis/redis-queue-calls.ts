@@ -1,0 +1,94 @@
+import calculateSlot from 'cluster-key-slot';
+import type { QueuedAcquireRequest } from '../lock-store.interface.js';
+import { clockMicros } from './client-clock.js';
+import type { SentCommand } from './redis-commands.js';
+import type { FairQueueContext, RedisFairQueue } from './redis-fair-queue.js';
+import { ACQUIRE_QUEUED_KEYS, ACQUIRE_QUEUED_SCRIPT, acquireQueuedArgs, parseQueuedReply, type QueuedReply } from './scripts/acquire-queued.script.js';
+import { parseQueueCheckReply, QUEUE_CHECK_KEYS, queueCheckArgs, type QueueCheckReply } from './scripts/queue-check.script.js';
+import { parseQueueLeaveReply, QUEUE_LEAVE_KEYS, queueLeaveArgs } from './scripts/queue-leave.script.js';
+
+/**
+ * The fair queue's protocol for one waiter of one key (see scripts/queue.lua.ts): the names its scripts
+ * use and one method per call. The waiting itself (when to call what) is `QueueWait`'s.
+ */
+export class QueueCalls {
+  readonly lockKey: string;
+  readonly tag: string;
+  private readonly fenceKey: string;
+  private readonly queueKey: string;
+  /** The entry after its clock field: everything but the clock is fixed for the wait. */
+  private readonly entryTail: string;
+
+  constructor(
+    private readonly queue: RedisFairQueue,
+    private readonly context: FairQueueContext,
+    private readonly request: QueuedAcquireRequest,
+    waiter: number,
+    heartbeatMs: number,
+  ) {
+    const { layout } = context;
+    this.lockKey = layout.lockKey(request.key);
+    const slot = calculateSlot(this.lockKey);
+    this.tag = layout.tagOfSlot(slot);
+    this.fenceKey = layout.fenceKeyOfSlot(slot);
+    this.queueKey = layout.queueKeyOfTag(this.tag, this.lockKey);
+    this.entryTail = `|${heartbeatMs}|${context.instance}|${waiter}|${request.token}|${request.holder}`;
+  }
+
+  private get grantChannelBase(): string {
+    return this.context.layout.grantChannel(this.tag, '');
+  }
+
+  /**
+   * A grant, or a place at the end of the line. Where this instance last found a queue, a plain RPUSHX
+   * joins it in one command; where it finds none, the full attempt runs (grant, or start the queue).
+   */
+  join(onUnknownOutcome: (call: SentCommand) => void): Promise<QueuedReply> {
+    const clock = clockMicros();
+    const entry = clock + this.entryTail;
+    return this.queue.seenContended(this.lockKey) ? this.joinBehind(entry, clock, onUnknownOutcome) : this.attempt(entry, clock, onUnknownOutcome);
+  }
+
+  private async joinBehind(entry: string, clock: string, onUnknownOutcome: (call: SentCommand) => void): Promise<QueuedReply> {
+    const position = await this.context.commands.run(
+      'acquire',
+      this.request.key,
+      this.lockKey,
+      (client) => client.rpushx(this.queueKey, entry),
+      onUnknownOutcome,
+    );
+    return position > 0 ? { granted: false, position } : this.attempt(entry, clock, onUnknownOutcome);
+  }
+
+  private attempt(entry: string, clock: string, onUnknownOutcome: (call: SentCommand) => void): Promise<QueuedReply> {
+    const { key, token, leaseMs, holder } = this.request;
+    const args = acquireQueuedArgs(this.lockKey, this.fenceKey, this.queueKey, token, leaseMs, holder, clock, entry);
+    return this.context.commands.runScript('acquire', key, this.lockKey, ACQUIRE_QUEUED_SCRIPT, ACQUIRE_QUEUED_KEYS, args, this.noteReply, onUnknownOutcome);
+  }
+
+  /** Reads the reply, and remembers whether the key was contended (see `RedisFairQueue.seenContended`). */
+  private readonly noteReply = (reply: unknown): QueuedReply => {
+    const parsed = parseQueuedReply(reply);
+    this.queue.noteContended(this.lockKey, !parsed.granted);
+    return parsed;
+  };
+
+  /** A look at the queue that renews the entry to `renewedEntry` (see queue-check.script.ts). */
+  check(renewedEntry: string): Promise<QueueCheckReply> {
+    const { key, token, leaseMs } = this.request;
+    const args = queueCheckArgs(this.lockKey, this.fenceKey, this.queueKey, token, renewedEntry, clockMicros(), leaseMs, this.grantChannelBase);
+    return this.context.commands.runScript('acquire', key, this.lockKey, this.queue.checkScript, QUEUE_CHECK_KEYS, args, parseQueueCheckReply);
+  }
+
+  /** Removes the waiter's entries; the fencing token if the key was handed to it meanwhile. */
+  leave(): Promise<number | undefined> {
+    const { key, token } = this.request;
+    const args = queueLeaveArgs(this.lockKey, this.fenceKey, this.queueKey, token, clockMicros(), this.grantChannelBase);
+    return this.context.commands.runScript('acquire', key, this.lockKey, this.queue.leaveScript, QUEUE_LEAVE_KEYS, args, parseQueueLeaveReply);
+  }
+
+  /** The waiter's queue entry as of now (see scripts/queue.lua.ts). */
+  entry(): string {
+    return clockMicros() + this.entryTail;
+  }
+}

@@ -1,0 +1,252 @@
+import { LockStoreUnavailableError } from '../../errors/lock-store-unavailable.error.js';
+import { Wake } from '../../support/wake.js';
+import type { QueuedAcquireOutcome, QueuedAcquireRequest } from '../lock-store.interface.js';
+import type { GrantListener } from './grant-channel.js';
+import type { SentCommand } from './redis-commands.js';
+import type { FairQueueContext, RedisFairQueue } from './redis-fair-queue.js';
+import { QueueCalls } from './redis-queue-calls.js';
+
+/**
+ * A waiter's heartbeat lease: a waiter that died stands in line (or holds a key handed to it) no longer
+ * than this, plus one look at the queue of the waiter behind it. Shorter leases use their own length.
+ */
+export const QUEUE_HEARTBEAT_MS = 2_000;
+/** Retries after a store error: exponential from here, with jitter, capped at MAX_RETRY_MS. */
+const MIN_RETRY_MS = 25;
+const MAX_RETRY_MS = 1_000;
+
+/** One acquisition's wait in one key's queue. */
+export class QueueWait implements GrantListener {
+  private readonly calls: QueueCalls;
+  private readonly heartbeatMs: number;
+  /** Made when the wait first sleeps: an uncontended acquisition never does. */
+  declare private sleeper?: Wake;
+  private attempts = 0;
+  private failures = 0;
+  private lastError?: LockStoreUnavailableError;
+  /** In the queue (as far as we know). */
+  private queued = false;
+  private subscribed = false;
+  /** Told about hand-offs by the grant channel: from when it first stands in line. */
+  private registered = false;
+  /** Send time of the latest call that found us waiting: a hand-off came later. */
+  private lastQueuedAt = 0;
+  private nextCheckAt = Infinity;
+  /** Set by the grant channel: the key was handed to us. */
+  private handedFence?: number;
+
+  private readonly context: FairQueueContext;
+
+  constructor(
+    queue: RedisFairQueue,
+    private readonly request: QueuedAcquireRequest,
+    private readonly id: number,
+  ) {
+    this.context = queue.context;
+    this.heartbeatMs = Math.min(request.leaseMs, QUEUE_HEARTBEAT_MS);
+    this.calls = new QueueCalls(queue, this.context, request, id, this.heartbeatMs);
+  }
+
+  private get wake(): Wake {
+    return (this.sleeper ??= new Wake());
+  }
+
+  granted(fencingToken: number): void {
+    this.handedFence = fencingToken;
+    this.wake.fire();
+  }
+
+  recheck(delayMs: number): void {
+    this.nextCheckAt = Math.min(this.nextCheckAt, Date.now() + delayMs + 1);
+    this.wake.fire();
+  }
+
+  async run(): Promise<QueuedAcquireOutcome> {
+    const { key, token, signal } = this.request;
+    const { grants } = this.context;
+    try {
+      // The first pass inline: an uncontended acquisition is one script call, and no further step.
+      const first = await this.join();
+      const outcome = first ?? (await this.wait());
+      if (outcome.result.acquired && signal?.aborted) {
+        // A grant that raced the abort is released (which hands the key on).
+        await this.context.release(key, token).catch(() => undefined);
+        signal.throwIfAborted();
+      }
+      return outcome;
+    } catch (error) {
+      // Aborted (the caller, shutdown), or a failure that is not the store's: the place is given up, and a
+      // grant that raced it is released.
+      if (this.queued || this.handedFence !== undefined) await this.abandon();
+      throw error;
+    } finally {
+      if (this.registered) grants.unregister(this.id);
+      if (this.subscribed) grants.unsubscribe(this.calls.tag);
+    }
+  }
+
+  private async wait(): Promise<QueuedAcquireOutcome> {
+    const { deadline, signal } = this.request;
+    for (;;) {
+      signal?.throwIfAborted();
+      // The first pass always runs, however close the deadline: one full attempt, as a plain acquire makes.
+      if (this.attempts > 0 && Date.now() >= deadline) return await this.leaveAtDeadline();
+      if (!this.queued) {
+        const joined = await this.join();
+        if (joined) return joined;
+        if (!this.queued) {
+          await this.wake.wait(Math.min(deadline, Date.now() + this.backoffMs()), signal);
+          continue;
+        }
+      }
+      const waited = await this.waitInLine();
+      if (waited) return waited;
+    }
+  }
+
+  /** Grant, or a place at the end of the line (`queued`); undefined after a store error. */
+  private async join(): Promise<QueuedAcquireOutcome | undefined> {
+    const sentAt = Date.now();
+    const epoch = this.context.epoch();
+    this.attempts++;
+    let reply;
+    try {
+      reply = await this.calls.join(this.cleanUpJoin);
+    } catch (error) {
+      this.failed(error);
+      return undefined;
+    }
+    this.failures = 0;
+    this.lastError = undefined;
+    if (reply.granted) return this.outcome(reply.fencingToken, sentAt, undefined);
+    this.queued = true;
+    this.lastQueuedAt = sentAt;
+    if (!this.registered) {
+      // A hand-off announced before this reply arrived is delivered now (see GrantChannel.register).
+      this.registered = true;
+      this.context.grants.register(this.id, this);
+    }
+    // A reply in another connection epoch may answer a second delivery: look at the queue at once (the
+    // check finds a grant and drops a duplicate entry).
+    this.nextCheckAt = this.context.epoch() === epoch ? sentAt + this.checkEveryMs() : 0;
+    return undefined;
+  }
+
+  /** Until granted (or the deadline); undefined when our place was lost and we must join again. */
+  private async waitInLine(): Promise<QueuedAcquireOutcome | undefined> {
+    const { deadline, signal } = this.request;
+    if (!this.subscribed) {
+      this.subscribed = true;
+      try {
+        const subscribedAt = await this.context.grants.subscribe(this.calls.tag);
+        // Subscribed only now: a hand-off may have been announced before anyone listened.
+        if (subscribedAt > this.lastQueuedAt) this.nextCheckAt = 0;
+      } catch {
+        // No grant channel: the waiter still gets the key, by its own looks at the queue.
+      }
+    }
+    for (;;) {
+      if (this.handedFence !== undefined) return this.outcome(this.handedFence, this.lastQueuedAt, this.heartbeatMs);
+      signal?.throwIfAborted();
+      const now = Date.now();
+      if (now >= deadline) return this.leaveAtDeadline();
+      if (now >= this.nextCheckAt) {
+        const checked = await this.check();
+        if (checked === 'gone') return undefined;
+        if (checked) return checked;
+        continue;
+      }
+      await this.wake.wait(Math.min(deadline, this.nextCheckAt), signal);
+    }
+  }
+
+  private async check(): Promise<QueuedAcquireOutcome | 'gone' | undefined> {
+    const sentAt = Date.now();
+    this.attempts++;
+    let reply;
+    try {
+      reply = await this.calls.check(this.entry());
+    } catch (error) {
+      this.failed(error);
+      this.nextCheckAt = Date.now() + this.backoffMs();
+      return undefined;
+    }
+    this.failures = 0;
+    this.lastError = undefined;
+    if (reply.status === 'granted') {
+      return reply.now ? this.outcome(reply.fencingToken, sentAt, undefined) : this.outcome(reply.fencingToken, this.lastQueuedAt, this.heartbeatMs);
+    }
+    if (reply.status === 'gone') {
+      this.queued = false;
+      return 'gone';
+    }
+    this.lastQueuedAt = sentAt;
+    this.nextCheckAt = sentAt + this.checkEveryMs();
+    // First in line: look again when the holder's TTL runs out (a holder that died releases nothing).
+    if (reply.position === 1 && reply.holderTtlMs >= 0) this.nextCheckAt = Math.min(this.nextCheckAt, Date.now() + reply.holderTtlMs + 1);
+    return undefined;
+  }
+
+  /** At the deadline: out of the queue; a hand-off that came first is kept (it is a grant within the wait). */
+  private async leaveAtDeadline(): Promise<QueuedAcquireOutcome> {
+    if (this.handedFence !== undefined) return this.outcome(this.handedFence, this.lastQueuedAt, this.heartbeatMs);
+    if (this.queued) {
+      let fence: number | undefined;
+      try {
+        fence = await this.leave();
+      } catch (error) {
+        void this.abandon();
+        throw error;
+      }
+      this.queued = false;
+      if (fence !== undefined) return this.outcome(fence, this.lastQueuedAt, this.heartbeatMs);
+    }
+    if (this.lastError) throw this.lastError;
+    return { result: { acquired: false, ttlMs: -1 }, attempts: this.attempts, leaseStartedAt: Date.now() };
+  }
+
+  /** Out of the queue, and the key released if it was handed to us meanwhile; failures are the store's to outlive. */
+  private async abandon(): Promise<void> {
+    this.queued = false;
+    const fence = this.handedFence ?? (await this.leave().catch(() => undefined));
+    if (fence !== undefined) await this.context.release(this.request.key, this.request.token).catch(() => undefined);
+  }
+
+  private leave(): Promise<number | undefined> {
+    return this.calls.leave();
+  }
+
+  /**
+   * A join whose outcome is unknown may have queued us, or granted us the key: both are undone (in order,
+   * on the same connection, before any retry), so the retry starts clean.
+   */
+  private readonly cleanUpJoin = (_call: SentCommand): void => {
+    void this.leave()
+      .then((fence) => (fence === undefined ? undefined : this.context.release(this.request.key, this.request.token)))
+      .catch(() => undefined);
+  };
+
+  private failed(error: unknown): void {
+    if (!(error instanceof LockStoreUnavailableError)) throw error;
+    this.lastError = error;
+    this.failures++;
+  }
+
+  private outcome(fencingToken: number, leaseStartedAt: number, grantedTtlMs: number | undefined): QueuedAcquireOutcome {
+    this.queued = false;
+    this.handedFence = undefined;
+    return { result: { acquired: true, fencingToken }, attempts: this.attempts, leaseStartedAt, ...(grantedTtlMs === undefined ? {} : { grantedTtlMs }) };
+  }
+
+  private entry(): string {
+    return this.calls.entry();
+  }
+
+  private checkEveryMs(): number {
+    return Math.max(1, Math.floor(this.heartbeatMs / 3));
+  }
+
+  private backoffMs(): number {
+    return Math.random() * Math.min(MAX_RETRY_MS, MIN_RETRY_MS * 2 ** this.failures);
+  }
+}

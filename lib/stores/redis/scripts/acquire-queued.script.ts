@@ -1,0 +1,79 @@
+import type { AcquireResult } from '../../lock-store.interface.js';
+import { parseAcquireReply } from './acquire.script.js';
+import { RedisScript } from './define-script.js';
+import { nextFenceLua } from './fence.lua.js';
+import { QUEUE_TTL_MS } from './queue.lua.js';
+
+/**
+ * The fair queue's acquire (see queue.lua.ts). KEYS[1] lock key, KEYS[2] fencing counter, KEYS[3] queue.
+ * ARGV[1] token, ARGV[2] lease ms, ARGV[3] holder, ARGV[4] the caller's clock in µs, ARGV[5] the caller's
+ * queue entry, or '' for a single attempt that must not queue.
+ *
+ * Nobody overtakes the queue: while it exists, a waiter joins at its end (one `RPUSHX`, which also tells
+ * that the queue exists: the key's holder hands it on when it releases), and a single attempt is turned
+ * away. Without a queue it is the plain grant (acquire.script.ts). When the key is taken, the caller
+ * starts the queue and the holder's lock value is marked `q`, so its release hands the key to the first
+ * waiter instead of deleting it. A second delivery of a grant whose reply was lost is granted again, with
+ * the same fencing token.
+ *
+ * Reply, one integer: a fencing token (> 0) for a grant; -position for a waiter that joined the queue
+ * (position 1 is first in line); for a single attempt turned away 0 when the holder's TTL is unknown,
+ * else -1 - TTL.
+ */
+const script = new RedisScript(`
+local queued = ARGV[5] ~= ''
+if queued then
+  local position = redis.call('RPUSHX', KEYS[3], ARGV[5])
+  if position > 0 then return -position end
+elseif redis.call('EXISTS', KEYS[3]) == 1 then
+  local ttl = redis.call('PTTL', KEYS[1])
+  if ttl < 0 then return 0 end
+  return -1 - ttl
+end
+${nextFenceLua('KEYS[2]', 'ARGV[4]')}
+if redis.call('SET', KEYS[1], '-' .. ARGV[1] .. '|' .. fence .. '|' .. ARGV[3], 'PX', ARGV[2], 'NX') then
+  return tonumber(fence)
+end
+local value = redis.pcall('GET', KEYS[1])
+local ours = type(value) == 'string' and string.find(value, '^[-wq][^|]+|%d+|')
+if ours and string.find(value, ARGV[1], 2, true) == 2 and string.byte(value, #ARGV[1] + 2) == 124 then
+  return tonumber(string.match(value, '^(%d+)', #ARGV[1] + 3))
+end
+if not queued then
+  local ttl = redis.call('PTTL', KEYS[1])
+  if ttl < 0 then return 0 end
+  return -1 - ttl
+end
+redis.call('RPUSH', KEYS[3], ARGV[5])
+redis.call('PEXPIRE', KEYS[3], ${QUEUE_TTL_MS})
+if ours and string.byte(value) ~= 113 then redis.call('SETRANGE', KEYS[1], 0, 'q') end
+return -1
+`);
+
+export const ACQUIRE_QUEUED_SCRIPT = script;
+export const ACQUIRE_QUEUED_KEYS = 3;
+
+/** `entry` '' for a single attempt that respects the queue but does not join it. */
+export function acquireQueuedArgs(
+  lockKey: string,
+  fenceKey: string,
+  queueKey: string,
+  token: string,
+  leaseMs: number,
+  holder: string,
+  clockMicros: string | number,
+  entry: string,
+): (string | number)[] {
+  return [lockKey, fenceKey, queueKey, token, leaseMs, holder, clockMicros, entry];
+}
+
+/** The reply of a call that may queue: granted (with its fencing token), or the position it queued at. */
+export type QueuedReply = { readonly granted: true; readonly fencingToken: number } | { readonly granted: false; readonly position: number };
+
+export function parseQueuedReply(reply: unknown): QueuedReply {
+  const value = reply as number;
+  return value > 0 ? { granted: true, fencingToken: value } : { granted: false, position: -value };
+}
+
+/** The reply of a single attempt (`entry` ''): encoded as the plain acquire's. */
+export const parseSingleAttemptReply: (reply: unknown) => AcquireResult = parseAcquireReply;

@@ -1,0 +1,94 @@
+import { RedisScript } from './define-script.js';
+import { handOffLua, QUEUE_ENTRY_PATTERN, QUEUE_TTL_MS } from './queue.lua.js';
+
+/**
+ * A waiter's look at the fair queue (see queue.lua.ts), every third of its heartbeat lease while it waits,
+ * and whenever it has reason to (its subscription just came up, a release kept the key for its minimum
+ * hold). KEYS[1] lock key, KEYS[2] fencing counter, KEYS[3] queue. ARGV[1] token, ARGV[2] its entry with
+ * a new heartbeat deadline, ARGV[3] the caller's clock in µs, ARGV[4] its lease ms, ARGV[5] the slot's
+ * grant channel without the instance. The caller's entry is found by its token, so a check whose outcome
+ * was unknown (it may have renewed the entry, or not) is no obstacle to the next.
+ *
+ * - The key holds its token: it was handed over and the message missed (a subscriber reconnecting).
+ * - Its entry is gone: dropped as dead (its clock was far behind the releaser's, or it was cut off for longer
+ *   than its heartbeat lease) or the queue expired: it must join again.
+ * - Otherwise the heartbeat is renewed (duplicates of the entry, from a re-sent join, go), and when nobody
+ *   holds the key (its holder died, a hand-off to a dead waiter ran out, a minimum hold ended) the key goes
+ *   to the first live waiter: to the caller for its whole lease if that is the caller, else handed over as
+ *   a release would. A holder whose value is not marked `q` (it was granted past the queue) is marked, so
+ *   that its release hands over.
+ *
+ * Reply: {1, fencing token, 1} granted by this check (TTL: the lease, from now); {1, fencing token, 0}
+ * handed over earlier; {2, position, holder's TTL} still waiting; {0} not in the queue.
+ */
+function queueCheckLua(publish: string): string {
+  return `
+local value = redis.pcall('GET', KEYS[1])
+local ours = type(value) == 'string' and string.find(value, '^[-wq][^|]+|%d+|')
+local n = #ARGV[1]
+local entries = redis.call('LRANGE', KEYS[3], 0, -1)
+local position
+for i, entry in ipairs(entries) do
+  local _, _, _, _, token = string.match(entry, '${QUEUE_ENTRY_PATTERN}')
+  if token == ARGV[1] then
+    if position then
+      redis.call('LREM', KEYS[3], 0, entry)
+    else
+      position = i
+      redis.call('LSET', KEYS[3], i - 1, ARGV[2])
+    end
+  end
+end
+if ours and string.find(value, ARGV[1], 2, true) == 2 and string.byte(value, n + 2) == 124 then
+  if position then redis.call('LREM', KEYS[3], 0, ARGV[2]) end
+  return {1, tonumber(string.match(value, '^(%d+)', n + 3)), 0}
+end
+if not position then return {0} end
+redis.call('PEXPIRE', KEYS[3], ${QUEUE_TTL_MS})
+if value == false then
+  local queue, fenceKey, grants = KEYS[3], KEYS[2], ARGV[5]
+  ${handOffLua({ lockKey: 'KEYS[1]', clock: 'ARGV[3]', publish, self: { token: 'ARGV[1]', leaseMs: 'ARGV[4]' } })}
+  if handedTo == ARGV[1] then return {1, tonumber(handedFence), 1} end
+  if handedTo then position = math.max(1, position - 1) end
+elseif ours and string.byte(value) ~= 113 then
+  redis.call('SETRANGE', KEYS[1], 0, 'q')
+end
+return {2, position, redis.call('PTTL', KEYS[1])}
+`;
+}
+
+const scripts = {
+  plain: new RedisScript(queueCheckLua('PUBLISH')),
+  sharded: new RedisScript(queueCheckLua('SPUBLISH')),
+};
+
+export function queueCheckScriptFor(sharded: boolean): RedisScript {
+  return sharded ? scripts.sharded : scripts.plain;
+}
+
+export const QUEUE_CHECK_KEYS = 3;
+
+export function queueCheckArgs(
+  lockKey: string,
+  fenceKey: string,
+  queueKey: string,
+  token: string,
+  renewedEntry: string,
+  clockMicros: string | number,
+  leaseMs: number,
+  grantChannelBase: string,
+): (string | number)[] {
+  return [lockKey, fenceKey, queueKey, token, renewedEntry, clockMicros, leaseMs, grantChannelBase];
+}
+
+export type QueueCheckReply =
+  | { readonly status: 'granted'; readonly fencingToken: number; /** By this check (else handed over earlier). */ readonly now: boolean }
+  | { readonly status: 'waiting'; readonly position: number; readonly holderTtlMs: number }
+  | { readonly status: 'gone' };
+
+export function parseQueueCheckReply(reply: unknown): QueueCheckReply {
+  const [status, a, b] = reply as [number, number?, number?];
+  if (status === 1) return { status: 'granted', fencingToken: a!, now: b === 1 };
+  if (status === 2) return { status: 'waiting', position: a!, holderTtlMs: b! };
+  return { status: 'gone' };
+}

@@ -1,0 +1,64 @@
+import { RedisScript } from './define-script.js';
+import { handOffLua, QUEUE_ENTRY_PATTERN } from './queue.lua.js';
+
+/**
+ * A waiter gives up its place in the fair queue (see queue.lua.ts): its deadline passed, its caller
+ * aborted, the application shuts down, or a join whose outcome is unknown is cleaned up. KEYS[1] lock key,
+ * KEYS[2] fencing counter, KEYS[3] queue. ARGV[1] token, ARGV[2] the caller's clock in µs, ARGV[3] the
+ * slot's grant channel without the instance.
+ *
+ * Every entry of the token goes (it is found by its token: the caller may not know which entry a call
+ * with an unknown outcome left). When the key turns out to hold the caller's token, it was handed over
+ * while the caller was giving up: the reply says so and the caller decides (keep it, or release it, which
+ * hands it on). When nobody holds the key, it is handed to the first live waiter, so that leaving never
+ * leaves the queue stalled until somebody's next heartbeat.
+ *
+ * Reply: the fencing token (> 0) when the caller holds the key, else 0.
+ */
+function queueLeaveLua(publish: string): string {
+  return `
+for _, entry in ipairs(redis.call('LRANGE', KEYS[3], 0, -1)) do
+  local _, _, _, _, token = string.match(entry, '${QUEUE_ENTRY_PATTERN}')
+  if token == ARGV[1] then redis.call('LREM', KEYS[3], 0, entry) end
+end
+local value = redis.pcall('GET', KEYS[1])
+local n = #ARGV[1]
+if type(value) == 'string' and string.find(value, ARGV[1], 2, true) == 2 and string.byte(value, n + 2) == 124 then
+  local fence = string.match(value, '^(%d+)', n + 3)
+  if fence then return tonumber(fence) end
+end
+if value == false then
+  local queue, fenceKey, grants = KEYS[3], KEYS[2], ARGV[3]
+  ${handOffLua({ lockKey: 'KEYS[1]', clock: 'ARGV[2]', publish })}
+end
+return 0
+`;
+}
+
+const scripts = {
+  plain: new RedisScript(queueLeaveLua('PUBLISH')),
+  sharded: new RedisScript(queueLeaveLua('SPUBLISH')),
+};
+
+export function queueLeaveScriptFor(sharded: boolean): RedisScript {
+  return sharded ? scripts.sharded : scripts.plain;
+}
+
+export const QUEUE_LEAVE_KEYS = 3;
+
+export function queueLeaveArgs(
+  lockKey: string,
+  fenceKey: string,
+  queueKey: string,
+  token: string,
+  clockMicros: string | number,
+  grantChannelBase: string,
+): (string | number)[] {
+  return [lockKey, fenceKey, queueKey, token, clockMicros, grantChannelBase];
+}
+
+/** The fencing token when the caller holds the key, else undefined. */
+export function parseQueueLeaveReply(reply: unknown): number | undefined {
+  const value = reply as number;
+  return value > 0 ? value : undefined;
+}

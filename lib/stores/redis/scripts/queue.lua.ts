@@ -1,0 +1,101 @@
+import { nextFenceLua } from './fence.lua.js';
+
+/**
+ * The fair queue of one lock key, as its scripts see it (acquire-queued, queue-check, queue-leave and the
+ * hand-off in release). Everything lives in the lock key's hash slot (`{tag}`), so a Cluster node serves it
+ * all, and everything expires on its own:
+ *
+ * - `<prefix>#queue:{tag}<key>`, a list of waiters, first in line first: entries
+ *   `<clockµs>|<heartbeatMs>|<instance>|<waiter>|<token>|<holder>`. `clockµs` is the waiter's clock when it
+ *   wrote the entry (it writes it anew at every look at the queue while it waits), `heartbeatMs` its
+ *   heartbeat lease: the entry counts as alive until `clockµs / 1000 + heartbeatMs`, and a hand-off gives
+ *   the waiter a TTL of that long (a waiter that crashed holds the key no longer). `instance` names its
+ *   store's grant channel and `waiter` the wait within it. The list's own TTL
+ *   ({@link QUEUE_TTL_MS}) is renewed by every queue check and now and then by hand-offs: a queue whose
+ *   waiters all crashed goes away.
+ * - `<prefix>#granted:{tag}<instance>`, the channel on which an instance hears about grants (`g|waiter|fence`)
+ *   and about when to look again (`r|waiter|ms`) for its waiters of this hash slot.
+ * - `<prefix>#fence:{tag}`, the slot's fencing counter (see fence.lua.ts).
+ *
+ * A waiter counts as gone once its heartbeat lease has run out on the clock of the client that looks (a releaser,
+ * another waiter): clocks that disagree by more than a heartbeat lease can only make a live waiter lose its
+ * place (it notices at its next check and queues again) or a dead one be handed the key for one heartbeat
+ * lease, never give the key to two holders.
+ */
+export const QUEUE_ENTRY_PATTERN = '^(%d+)|(%d+)|([^|]*)|([^|]*)|([^|]*)|(.*)$';
+
+/** How long a queue nobody touches lives on. */
+export const QUEUE_TTL_MS = 300_000;
+
+/** Defines the locals `queue`, `grants` (the grant channel without its instance) and `fenceKey`. */
+export function queueNamesLua(lockKey: string, slotTag: string, prefixLength: string): string {
+  return `
+  local plen = tonumber(${prefixLength})
+  local prefix = string.sub(${lockKey}, 1, plen)
+  local tagged = '{' .. ${slotTag} .. '}'
+  local queue = prefix .. '#queue:' .. tagged .. string.sub(${lockKey}, plen + 1)
+  local grants = prefix .. '#granted:' .. tagged
+  local fenceKey = prefix .. '#fence:' .. tagged`;
+}
+
+export interface HandOffNames {
+  /** Lua expressions: the lock key, the caller's clock in µs (digits). */
+  readonly lockKey: string;
+  readonly clock: string;
+  /** `PUBLISH` or `SPUBLISH`. */
+  readonly publish: string;
+  /**
+   * For a queue check: the checking waiter's token and lease (Lua expressions). When the first live
+   * entry is its own, the key is granted to it directly, for its whole lease, and nobody is told.
+   */
+  readonly self?: { readonly token: string; readonly leaseMs: string };
+}
+
+/**
+ * Lua that hands a free lock key to the first live waiter of the queue (expects the locals of
+ * {@link queueNamesLua}): entries are popped until one whose heartbeat deadline has not passed on the
+ * caller's clock; that waiter gets the key with a fresh fencing token and a TTL of its hand-off TTL, in the
+ * same step, and is told on its instance's grant channel (`g|waiter|fence`). Sets `handedTo` to the token
+ * the key went to (nil when the queue held nobody alive) and `handedFence` to its fencing token.
+ */
+export function handOffLua(names: HandOffNames): string {
+  const grant = names.self
+    ? `if token == ${names.self.token} then
+        redis.call('SET', ${names.lockKey}, 'q' .. token .. '|' .. fence .. '|' .. holder, 'PX', ${names.self.leaseMs})
+      else
+        redis.call('SET', ${names.lockKey}, 'q' .. token .. '|' .. fence .. '|' .. holder, 'PX', ttl)
+        redis.call('${names.publish}', grants .. instance, 'g|' .. waiter .. '|' .. fence)
+      end`
+    : `redis.call('SET', ${names.lockKey}, 'q' .. token .. '|' .. fence .. '|' .. holder, 'PX', ttl)
+      redis.call('${names.publish}', grants .. instance, 'g|' .. waiter .. '|' .. fence)`;
+  return `
+  local handedTo, handedFence
+  local now = math.floor(tonumber(${names.clock}) / 1000)
+  local entry = redis.call('LPOP', queue)
+  while entry do
+    local written, ttl, instance, waiter, token, holder = string.match(entry, '${QUEUE_ENTRY_PATTERN}')
+    if written and tonumber(written) / 1000 + tonumber(ttl) >= now then
+      ${nextFenceLua('fenceKey', names.clock)}
+      ${grant}
+      -- The queue lives as long as it is used: its TTL is renewed now and then, one hand-off in a hundred
+      -- on average (the millisecond digits of the token ending in 00; the last three count within one).
+      if string.sub(fence, -5, -4) == '00' then redis.call('PEXPIRE', queue, ${QUEUE_TTL_MS}) end
+      handedTo, handedFence = token, fence
+      break
+    end
+    entry = redis.call('LPOP', queue)
+  end`;
+}
+
+/**
+ * Lua that tells the first waiter of the queue to look again in `delayMs` (a Lua expression): after a
+ * release that keeps the key for its minimum hold, or a force-release.
+ */
+export function recheckFirstLua(publish: string, delayMs: string): string {
+  return `
+  local first = redis.call('LINDEX', queue, 0)
+  if first then
+    local _, _, instance, waiter = string.match(first, '${QUEUE_ENTRY_PATTERN}')
+    if instance then redis.call('${publish}', grants .. instance, 'r|' .. waiter .. '|' .. ${delayMs}) end
+  end`;
+}

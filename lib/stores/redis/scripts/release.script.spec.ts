@@ -1,0 +1,123 @@
+import { listenTo, lockValue, micros, queueEntry, scriptFixture } from '../../../../test/support/redis-script-fixtures';
+import { parseLockValue } from './lock-value';
+import { releaseArgs, releasedReply, releaseScriptFor } from './release.script';
+
+/** Against the run's real Redis (REDIS_URL, started by the Jest global setup). */
+describe('release script', () => {
+  const fixture = scriptFixture('release-script');
+  const { redis, layout } = fixture;
+  const release = (lock: ReturnType<typeof fixture.lock>, token: string, keepMs = 0, clock = micros()): Promise<boolean> =>
+    releaseScriptFor(false)
+      .send(redis, 1, releaseArgs(lock.lockKey, token, keepMs, `${lock.tag}:${layout.prefixLength}:`, clock))
+      .then(releasedReply);
+  afterAll(() => fixture.close());
+
+  it('deletes the key only for its own token, and a token that is a prefix of it is not it', async () => {
+    const lock = fixture.lock();
+    await redis.set(lock.lockKey, lockValue('-', 'token-12', 5), 'PX', 10_000);
+    expect(await release(lock, 'token-1')).toBe(false);
+    expect(await release(lock, 'someone')).toBe(false);
+    expect(await release(lock, 'token-12')).toBe(true);
+    expect(await redis.exists(lock.lockKey)).toBe(0);
+    expect(await release(lock, 'token-12')).toBe(false);
+  });
+
+  it('announces nothing when nobody waited, and on the release channel when a waiter marked the value', async () => {
+    const quiet = fixture.lock();
+    const marked = fixture.lock();
+    const quietChannel = await listenTo(quiet.releaseChannel);
+    const markedChannel = await listenTo(marked.releaseChannel);
+    try {
+      await redis.set(quiet.lockKey, lockValue('-', 'a', 1), 'PX', 10_000);
+      await redis.set(marked.lockKey, lockValue('w', 'b', 1), 'PX', 10_000);
+      const heard = markedChannel.next();
+      expect(await release(quiet, 'a')).toBe(true);
+      expect(await release(marked, 'b')).toBe(true);
+      await heard;
+      expect(quietChannel.messages).toEqual([]);
+    } finally {
+      quietChannel.close();
+      markedChannel.close();
+    }
+  });
+
+  it('keeps the key for the minimum hold instead of deleting it, and announces nothing then', async () => {
+    const lock = fixture.lock();
+    await redis.set(lock.lockKey, lockValue('w', 'a', 1), 'PX', 10_000);
+    expect(await release(lock, 'a', 2_000)).toBe(true);
+    const ttl = await redis.pttl(lock.lockKey);
+    expect(ttl).toBeGreaterThan(1_000);
+    expect(ttl).toBeLessThanOrEqual(2_000);
+  });
+
+  it('hands a queued key to the first live waiter in the same step: new fencing token, its hand-off TTL, only it told', async () => {
+    const lock = fixture.lock();
+    await redis.set(lock.fenceKey, '100');
+    await redis.set(lock.lockKey, lockValue('q', 'holder', 100), 'PX', 10_000);
+    const later = queueEntry('later', { instance: 'i3', waiter: 'w9' });
+    await redis.rpush(
+      lock.queueKey,
+      queueEntry('dead', { expiresAt: Date.now() - 1, instance: 'i1', waiter: 'w0' }),
+      queueEntry('next', { ttlMs: 1_500, instance: 'i2', waiter: 'w7', holder: 'pod-2' }),
+      later,
+    );
+    const next = await listenTo(`${lock.grants}i2`);
+    const others = await Promise.all([listenTo(`${lock.grants}i1`), listenTo(`${lock.grants}i3`), listenTo(lock.releaseChannel)]);
+    try {
+      const told = next.next();
+      expect(await release(lock, 'holder')).toBe(true);
+      const stored = parseLockValue((await redis.get(lock.lockKey))!);
+      expect(stored).toMatchObject({ flag: 'q', token: 'next', holder: 'pod-2' });
+      expect(stored!.fencingToken).toBeGreaterThan(100);
+      expect(await redis.pttl(lock.lockKey)).toBeLessThanOrEqual(1_500);
+      expect(await told).toBe(`g|w7|${stored!.fencingToken}`);
+      expect(await redis.lrange(lock.queueKey, 0, -1)).toEqual([later]);
+      expect(others.flatMap((channel) => channel.messages)).toEqual([]);
+    } finally {
+      next.close();
+      for (const channel of others) channel.close();
+    }
+  });
+
+  it('deletes a queued key whose queue holds nobody alive, and announces it on the release channel', async () => {
+    const lock = fixture.lock();
+    await redis.set(lock.lockKey, lockValue('q', 'holder', 1), 'PX', 10_000);
+    await redis.rpush(lock.queueKey, queueEntry('dead', { expiresAt: Date.now() - 10 }));
+    const channel = await listenTo(lock.releaseChannel);
+    try {
+      const heard = channel.next();
+      expect(await release(lock, 'holder')).toBe(true);
+      await heard;
+      expect(await redis.exists(lock.lockKey, lock.queueKey)).toBe(0);
+    } finally {
+      channel.close();
+    }
+  });
+
+  it('keeps a queued key for the minimum hold and tells the first waiter when to look again', async () => {
+    const lock = fixture.lock();
+    await redis.set(lock.lockKey, lockValue('q', 'holder', 1), 'PX', 10_000);
+    await redis.rpush(lock.queueKey, queueEntry('first', { instance: 'i1', waiter: 'w1' }), queueEntry('second', { instance: 'i1', waiter: 'w2' }));
+    const channel = await listenTo(`${lock.grants}i1`);
+    try {
+      const told = channel.next();
+      expect(await release(lock, 'holder', 700)).toBe(true);
+      expect(await told).toBe('r|w1|700');
+      expect(parseLockValue((await redis.get(lock.lockKey))!)?.token).toBe('holder');
+      expect(await redis.llen(lock.queueKey)).toBe(2);
+    } finally {
+      channel.close();
+    }
+  });
+
+  it('does not release a lock of an earlier version (a hash) or a foreign value', async () => {
+    const old = fixture.lock();
+    await redis.multi().hset(old.lockKey, 't', 'old', 'f', '1', 'h', 'x').pexpire(old.lockKey, 10_000).exec();
+    expect(await release(old, 'old')).toBe(false);
+    expect(await redis.hget(old.lockKey, 't')).toBe('old');
+    const foreign = fixture.lock();
+    await redis.set(foreign.lockKey, 'hello');
+    expect(await release(foreign, 'hello')).toBe(false);
+    expect(await redis.get(foreign.lockKey)).toBe('hello');
+  });
+});

@@ -1,0 +1,29 @@
+import { lockValue, scriptFixture } from '../../../../test/support/redis-script-fixtures';
+import { renewManyScript } from './renew-many.script';
+
+/** Against the run's real Redis (REDIS_URL, started by the Jest global setup). */
+describe('renew-many script', () => {
+  const fixture = scriptFixture('renew-many-script');
+  const { redis } = fixture;
+  afterAll(() => fixture.close());
+
+  it('renews the keys that hold their token, whatever the flag, and nothing else (prefix tokens, old hashes, missing keys)', async () => {
+    const [plain, queued, prefix, old, missing] = [fixture.lock(), fixture.lock(), fixture.lock(), fixture.lock(), fixture.lock()];
+    await redis.set(plain.lockKey, lockValue('-', 'a', 1), 'PX', 1_000);
+    await redis.set(queued.lockKey, lockValue('q', 'b', 1), 'PX', 1_000);
+    await redis.set(prefix.lockKey, lockValue('-', 'c1', 1), 'PX', 1_000);
+    await redis.multi().hset(old.lockKey, 't', 'd', 'f', '1', 'h', 'x').pexpire(old.lockKey, 1_000).exec();
+    const entries = [
+      { lockKey: plain.lockKey, token: 'a', leaseMs: 60_000 },
+      { lockKey: queued.lockKey, token: 'b', leaseMs: 60_000 },
+      { lockKey: prefix.lockKey, token: 'c', leaseMs: 60_000 },
+      { lockKey: old.lockKey, token: 'd', leaseMs: 60_000 },
+      { lockKey: missing.lockKey, token: 'e', leaseMs: 60_000 },
+    ];
+    const { replies } = await renewManyScript({ client: redis, entries, replicas: 0, waitTimeoutMs: 0 });
+    expect(replies).toEqual(['renewed', 'renewed', 'not-ours', 'not-ours', 'not-ours']);
+    expect(await redis.pttl(plain.lockKey)).toBeGreaterThan(50_000);
+    expect(await redis.pttl(prefix.lockKey)).toBeLessThanOrEqual(1_000);
+    expect(await redis.exists(missing.lockKey)).toBe(0);
+  });
+});

@@ -1,0 +1,98 @@
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { RedisKeyLayout } from '../../lib/stores/redis/redis-key-layout';
+import { QUEUE_ENTRY_PATTERN } from '../../lib/stores/redis/scripts/queue.lua';
+import { exitOf, forkWorker, nextMessage } from '../support/child-process';
+import { createLockApp, type LockApp } from '../support/lock-app';
+import { redisUrl, testPrefix } from '../support/test-prefix';
+
+const HOLD_WORKER = join(__dirname, 'workers/hold.worker.ts');
+const FAIR = { LOCK_TEST_MODULE_OPTIONS: JSON.stringify({ fair: true }) };
+
+/** A queue entry's fields (see lib/stores/redis/scripts/queue.lua.ts). */
+function parseEntry(entry: string): { expiresAt: number; holder: string } {
+  const match = new RegExp(QUEUE_ENTRY_PATTERN.replace(/%d/g, '\\d').replace(/\|/g, '\\|')).exec(entry)!;
+  return { expiresAt: Number(match[1]) / 1000 + Number(match[2]), holder: match[6]! };
+}
+
+describe('fair: true — a waiter that crashes or stalls does not hold the queue up', () => {
+  const prefix = testPrefix(__filename);
+  const layout = new RedisKeyLayout(prefix);
+  const redis = new Redis(redisUrl());
+  let app: LockApp;
+
+  const queueOf = async (key: string) => (await redis.lrange(layout.queueKey(layout.lockKey(key)), 0, -1)).map(parseEntry);
+  const until = async (condition: () => Promise<boolean>): Promise<void> => {
+    while (!(await condition())) await new Promise((resolve) => setTimeout(resolve, 5));
+  };
+
+  beforeAll(async () => {
+    app = await createLockApp({ redis: redisUrl(), keyPrefix: prefix, fair: true, holder: 'test' });
+  });
+  afterAll(async () => {
+    await app.close();
+    redis.disconnect();
+  });
+
+  it('skips a waiter killed while queued (SIGKILL) once its heartbeat lease is over, and grants the one behind it', async () => {
+    const held = await app.locks.acquire('job');
+    const crashed = forkWorker(HOLD_WORKER, [prefix, 'job', '30000', '60000'], FAIR);
+    await until(async () => (await queueOf('job')).length === 1);
+    const behind = forkWorker(HOLD_WORKER, [prefix, 'job', '30000', '60000'], FAIR);
+    try {
+      await until(async () => (await queueOf('job')).length === 2);
+      expect((await queueOf('job')).map((entry) => entry.holder)).toEqual([`${hostname()}:${crashed.pid}`, `${hostname()}:${behind.pid}`]);
+
+      crashed.kill('SIGKILL');
+      await exitOf(crashed);
+      const granted = nextMessage<{ held: boolean; fencingToken: number }>(behind, (message) => message.held);
+      await held.release();
+
+      // The key may go to the dead waiter first (its heartbeat had not run out yet), for no longer than its
+      // heartbeat lease; the waiter behind (60 s to wait) is granted after it, and the queue is empty.
+      expect((await granted).fencingToken).toBeGreaterThan(held.fencingToken);
+      expect(await queueOf('job')).toEqual([]);
+      expect(app.recorded('lost')).toEqual([]);
+    } finally {
+      behind.kill('SIGKILL');
+      await exitOf(behind);
+    }
+  });
+
+  it('drops a waiter that stalled past its heartbeat (SIGSTOP), grants the one behind, and lets the stalled one queue again at the back', async () => {
+    const held = await app.locks.acquire('report');
+    const stalled = forkWorker(HOLD_WORKER, [prefix, 'report', '30000', '60000'], FAIR);
+    await until(async () => (await queueOf('report')).length === 1);
+    const behind = forkWorker(HOLD_WORKER, [prefix, 'report', '30000', '60000'], FAIR);
+    try {
+      await until(async () => (await queueOf('report')).length === 2);
+      stalled.kill('SIGSTOP');
+      // Its heartbeat deadline, on its own clock (the one in its entry), passes while it cannot renew it.
+      const [stalledEntry] = await queueOf('report');
+      await until(async () => Date.now() > stalledEntry!.expiresAt);
+
+      const behindGranted = nextMessage<{ held: boolean; fencingToken: number }>(behind, (message) => message.held);
+      await held.release();
+      const first = await behindGranted;
+      expect(first.fencingToken).toBeGreaterThan(held.fencingToken);
+
+      // Woken up, the stalled waiter finds its place gone and joins again, behind nobody but the holder.
+      const stalledGranted = nextMessage<{ held: boolean; fencingToken: number }>(stalled, (message) => message.held);
+      stalled.kill('SIGCONT');
+      await until(async () => (await queueOf('report')).some((entry) => entry.holder === `${hostname()}:${stalled.pid}`));
+      behind.kill('SIGKILL');
+      await exitOf(behind);
+      // The killed holder's lease (30 s) is what the stalled waiter waits for now: the runbook's force-release
+      // stands in for it, and the queue's first waiter is told to look again.
+      await app.store.forceRelease('report');
+      expect((await stalledGranted).fencingToken).toBeGreaterThan(first.fencingToken);
+    } finally {
+      for (const child of [stalled, behind]) {
+        child.kill('SIGCONT');
+        child.kill('SIGKILL');
+        await exitOf(child);
+      }
+    }
+  });
+});

@@ -1,0 +1,82 @@
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import type { Lease } from '../../lib/index';
+import { RedisKeyLayout } from '../../lib/stores/redis/redis-key-layout';
+import { exitOf, forkWorker } from '../support/child-process';
+import { createLockApp, type LockApp } from '../support/lock-app';
+import { redisUrl, testPrefix } from '../support/test-prefix';
+
+const WAITERS = 4;
+
+/** Resolves once `condition` holds, looking again on every Redis round trip (no guessed sleeps). */
+async function until(condition: () => Promise<boolean>): Promise<void> {
+  while (!(await condition())) await new Promise((resolve) => setImmediate(resolve));
+}
+
+describe('fair: true — one queue in Redis for every instance', () => {
+  const prefix = testPrefix(__filename);
+  const layout = new RedisKeyLayout(prefix);
+  const redis = new Redis(redisUrl());
+  let apps: LockApp[];
+
+  beforeAll(async () => {
+    apps = await Promise.all(
+      Array.from({ length: WAITERS + 1 }, (_, i) => createLockApp({ redis: redisUrl(), keyPrefix: prefix, fair: true, holder: `app-${i}` })),
+    );
+  });
+  afterAll(async () => {
+    await Promise.all(apps.map((app) => app.close()));
+    redis.disconnect();
+  });
+
+  it('grants waiters of several applications in the order they queued, each release waking only the next one', async () => {
+    const queueKey = layout.queueKey(layout.lockKey('fifo'));
+    const grants = new Redis(redisUrl());
+    const announced: string[] = [];
+    grants.on('pmessage', (_pattern: string, channel: string, message: string) => announced.push(`${channel.slice(-12)} ${message}`));
+    await grants.psubscribe(`${prefix}#granted:*`);
+    try {
+      let holder = await apps[0]!.locks.acquire('fifo');
+      const order: number[] = [];
+      const waiting: Array<Promise<Lease>> = [];
+      for (let i = 1; i <= WAITERS; i++) {
+        waiting.push(apps[i]!.locks.acquire('fifo', { waitMs: 60_000 }).then((lease) => (order.push(i), lease)));
+        // Queue order is arrival order in Redis: let each waiter's entry land before the next one starts.
+        await until(async () => (await redis.llen(queueKey)) === i);
+      }
+      for (let next = 1; next <= WAITERS; next++) {
+        const before = announced.length;
+        await holder.release();
+        const lease = await waiting[next - 1]!;
+        expect(order).toEqual(Array.from({ length: next }, (_, i) => i + 1));
+        expect(lease.fencingToken).toBeGreaterThan(holder.fencingToken);
+        // One grant announced per release, to the next waiter's instance only.
+        await until(async () => announced.length > before);
+        expect(announced.slice(before)).toEqual([expect.stringMatching(new RegExp(`^.* g\\|\\w+\\|${lease.fencingToken}$`))]);
+        holder = lease;
+      }
+      await holder.release();
+      expect(await redis.exists(queueKey, layout.lockKey('fifo'))).toBe(0);
+    } finally {
+      grants.disconnect();
+    }
+  });
+
+  it('loses no increment and issues increasing fencing tokens when 3 processes queue for one key', async () => {
+    const counterKey = `${prefix}value`;
+    const [processes, loops, iterations] = [3, 2, 20];
+    const workers = Array.from({ length: processes }, () =>
+      forkWorker(join(__dirname, 'workers/increment.worker.ts'), [prefix, counterKey, String(loops), String(iterations)], {
+        LOCK_TEST_MODULE_OPTIONS: JSON.stringify({ fair: true }),
+      }),
+    );
+    expect(await Promise.all(workers.map(exitOf))).toEqual(workers.map(() => 0));
+    const total = processes * loops * iterations;
+    expect(Number(await redis.get(counterKey))).toBe(total);
+    // The recorded history: value n was written under a lease, and each later value under a later grant.
+    const history = (await redis.lrange(`${counterKey}:history`, 0, -1)).map((entry) => entry.split(':').map(Number) as [number, number]);
+    expect(history.map(([value]) => value)).toEqual(Array.from({ length: total }, (_, i) => i + 1));
+    const fences = history.map(([, fence]) => fence);
+    expect(fences.every((fence, i) => i === 0 || fence > fences[i - 1]!)).toBe(true);
+  });
+});
