@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { LockStoreUnavailableError } from '../errors/lock-store-unavailable.error.js';
 import { followSignals } from '../support/follow-signals.js';
 
@@ -18,7 +19,11 @@ export class ShutdownGate {
   private drained?: () => void;
   private readonly sharedWait = { signal: this.shutdown.signal, done: ignore };
 
-  constructor(private readonly heldLeases: () => number) {}
+  constructor(private readonly heldLeases: () => number) {
+    // Every wait in progress listens here until it ends: as many listeners as concurrent waiters, each
+    // removed with its wait, so Node's "possible leak" warning past 10 would only be noise.
+    setMaxListeners(0, this.shutdown.signal);
+  }
 
   get closed(): boolean {
     return this.closing;

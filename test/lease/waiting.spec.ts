@@ -1,3 +1,5 @@
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
 import { LockNotAcquiredError } from '../../lib/index';
 import { createLockApp, type LockApp } from '../support/lock-app';
 import { redisUrl, testPrefix } from '../support/test-prefix';
@@ -97,5 +99,15 @@ describe('waiting for a held key', () => {
     await waiter.locks.withLock('regrab', { waitMs: 50_000 }, async () => void order.push('releasing caller again'));
     await other;
     expect(order).toEqual(['waiting caller', 'releasing caller again']);
+  });
+
+  it('lets many callers of one application wait at once without a MaxListenersExceededWarning', () => {
+    // Node reports the warning on the real process, which Jest's sandbox does not see: a child process runs it.
+    const child = spawnSync(process.execPath, ['-r', join(__dirname, '../support/register-ts.cjs'), join(__dirname, 'many-waiters.script.ts')], {
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    expect(child.stderr).toBe('');
+    expect(JSON.parse(child.stdout.trim())).toEqual({ entered: 24, warnings: [] });
   });
 });
