@@ -8,6 +8,12 @@ export interface LockHandle {
 export interface LockAdapter {
   /** Waits for the lock on `key` (up to the opened `waitMs`), or rejects. */
   acquire(key: string): Promise<LockHandle>;
+  /**
+   * One locked call with an empty body, in the contender's own call shape, for the scenarios that count
+   * whole calls (scenario 2). Callback-style APIs (`withLock`, `using`, decorated methods) give it so that
+   * they are not charged for being turned into acquire/release; without it, acquire then release.
+   */
+  run?(key: string): Promise<void>;
   close(): Promise<void>;
 }
 

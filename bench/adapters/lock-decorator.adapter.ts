@@ -1,7 +1,7 @@
 import { DistributedLock } from '../../lib/index.js';
 import { defineLockedTarget } from './decorated-target.js';
 import { libraryContender } from './lock-module.context.js';
-import { acquireInScope } from './scope-handle.js';
+import { scopedCalls } from './scope-handle.js';
 
 /**
  * This library's decorator path: a Nest provider method under `@DistributedLock({ key: '{key}' })`. The
@@ -12,9 +12,9 @@ export const lockDecoratorContender = libraryContender('lock-decorator', 'this l
   const Target = defineLockedTarget([decorator]);
   return {
     providers: [Target],
-    acquire: (app) => {
+    calls: (app) => {
       const target = app.get(Target);
-      return (key) => acquireInScope((body) => target.locked(key, body));
+      return scopedCalls((key, body) => target.locked(key, body));
     },
   };
 });

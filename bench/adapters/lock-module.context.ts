@@ -40,7 +40,7 @@ export const FAIR_QUEUE_WAITING = 'queued in Redis (fair: true): the release han
 export interface LibraryPath {
   /** Extra classes the path needs in the application (a decorated provider). */
   readonly providers?: Provider[];
-  acquire(app: INestApplicationContext, locks: LockService): LockAdapter['acquire'];
+  calls(app: INestApplicationContext, locks: LockService): Pick<LockAdapter, 'acquire' | 'run'>;
 }
 
 /**
@@ -61,9 +61,9 @@ export function libraryContender(
     tunings: { defaults: moduleOptions.fair ? FAIR_QUEUE_WAITING : LOCK_MODULE_WAITING },
     renewsLeases: true,
     async open(options): Promise<LockAdapter> {
-      const { providers, acquire } = path(options);
+      const { providers, calls } = path(options);
       const { app, locks } = await openLockModuleContext(options, providers, moduleOptions);
-      return { acquire: acquire(app, locks), close: () => app.close() };
+      return { ...calls(app, locks), close: () => app.close() };
     },
   };
 }

@@ -2,13 +2,13 @@ import { libraryContender } from './lock-module.context.js';
 
 /** This library's programmatic API: `LockService.acquire` and `Lease.release`. */
 export const lockServiceContender = libraryContender('lock-service', 'this library: LockService.acquire/release', () => ({
-  acquire: (_app, locks) => (key) => locks.acquire(key),
+  calls: (_app, locks) => ({ acquire: (key) => locks.acquire(key) }),
 }));
 
 /** The same with `fair: true`: waiters queue in Redis, a release hands the key to the next one. */
 export const fairLockServiceContender = libraryContender(
   'lock-service-fair',
   'this library: LockService.acquire/release, fair: true',
-  () => ({ acquire: (_app, locks) => (key) => locks.acquire(key) }),
+  () => ({ calls: (_app, locks) => ({ acquire: (key) => locks.acquire(key) }) }),
   { fair: true },
 );

@@ -2,7 +2,7 @@ import { MurLock, MurLockModule } from 'murlock';
 import { defineLockedTarget } from './decorated-target.js';
 import type { Contender, LockAdapter } from './lock-adapter.js';
 import { openNestContext } from './nest-context.js';
-import { acquireInScope } from './scope-handle.js';
+import { scopedCalls } from './scope-handle.js';
 
 /**
  * murlock has no built-in defaults; its README configures `wait: 1000` with `maxAttempts: 3`, and retries
@@ -53,7 +53,7 @@ export const murlockContender: Contender = {
     );
     const target = app.get(Target);
     return {
-      acquire: (key) => acquireInScope((body) => target.locked(options.keyPrefix + key, body)),
+      ...scopedCalls((key, body) => target.locked(options.keyPrefix + key, body)),
       close: () => app.close(),
     };
   },

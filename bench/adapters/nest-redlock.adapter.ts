@@ -5,7 +5,7 @@ import { defineLockedTarget } from './decorated-target.js';
 import type { Contender, LockAdapter } from './lock-adapter.js';
 import { openNestContext } from './nest-context.js';
 import { REDLOCK_TUNINGS, redlockRetrySettings } from './redlock.settings.js';
-import { acquireInScope } from './scope-handle.js';
+import { scopedCalls } from './scope-handle.js';
 
 /** @anchan828/nest-redlock: a `@Redlock(key)` method decorator over redlock v5 (beta) `using`. */
 export const nestRedlockContender: Contender = {
@@ -32,7 +32,7 @@ export const nestRedlockContender: Contender = {
     (app.get(RedlockService) as unknown as EventEmitter).on('error', () => undefined);
     const target = app.get(Target);
     return {
-      acquire: (key) => acquireInScope((body) => target.locked(key, body)),
+      ...scopedCalls((key, body) => target.locked(key, body)),
       close: () => app.close(),
     };
   },

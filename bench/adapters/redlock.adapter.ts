@@ -2,7 +2,7 @@ import { Redlock } from '@sesamecare-oss/redlock';
 import { openBenchRedis } from './bench-redis-client.js';
 import type { Contender, LockAdapter } from './lock-adapter.js';
 import { REDLOCK_TUNINGS, redlockRetrySettings } from './redlock.settings.js';
-import { acquireInScope } from './scope-handle.js';
+import { scopedCalls } from './scope-handle.js';
 
 /**
  * Redlock (the maintained @sesamecare-oss fork) on one Redis, through `using`: the form its README
@@ -21,14 +21,13 @@ export const redlockContender: Contender = {
     // Redlock re-emits per-attempt failures ("resource locked") as 'error' events; they are normal here.
     redlock.on('error', () => undefined);
     return {
-      acquire: (key) =>
-        acquireInScope((body) =>
-          redlock.using([options.keyPrefix + key], options.leaseMs, async (signal) => {
-            signal.addEventListener('abort', () => options.onLost(key), { once: true });
-            await body();
-            if (signal.aborted) throw signal.error;
-          }),
-        ),
+      ...scopedCalls((key, body) =>
+        redlock.using([options.keyPrefix + key], options.leaseMs, async (signal) => {
+          signal.addEventListener('abort', () => options.onLost(key), { once: true });
+          await body();
+          if (signal.aborted) throw signal.error;
+        }),
+      ),
       async close() {
         await client.quit();
       },

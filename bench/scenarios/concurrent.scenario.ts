@@ -16,7 +16,8 @@ export interface ConcurrentRow {
 /**
  * Scenario 2: many workers on distinct keys through one adapter (one application instance). Nobody ever
  * waits for a key, so this measures client-side cost per pair: on one Node thread, every microsecond a
- * library spends per lock shows up as lost throughput.
+ * library spends per lock shows up as lost throughput. Each contender runs its own call shape (see
+ * `LockAdapter.run`): a decorated method is called, not turned into acquire/release.
  */
 export async function runConcurrentScenario(context: BenchContext, entrants: readonly Entrant[]): Promise<ConcurrentRow[]> {
   const { repetitions, workers, warmupMs, durationMs } = context.config.concurrent;
@@ -52,8 +53,8 @@ async function pairsFromWorkers(adapter: LockAdapter, workers: number, round: st
     Array.from({ length: workers }, async (_, worker) => {
       const key = `w${worker}:${round}`;
       while (now() < stopAt) {
-        const handle = await adapter.acquire(key);
-        await handle.release();
+        if (adapter.run) await adapter.run(key);
+        else await (await adapter.acquire(key)).release();
         done++;
       }
     }),
