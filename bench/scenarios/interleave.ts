@@ -23,6 +23,7 @@ export async function interleave<T>(
     for (const result of results) {
       if (result.error) continue;
       try {
+        collectGarbage();
         result.runs.push(await measure(result.entrant, repetition));
       } catch (error) {
         result.error = error instanceof Error ? error.message : String(error);
@@ -60,4 +61,12 @@ export class OpenedPerEntrant<R> {
     }
     this.opened.clear();
   }
+}
+
+/**
+ * A full collection before each entrant's turn (the bench runs with --expose-gc), so the garbage one entrant
+ * leaves behind is not collected on the time of the next one in the round.
+ */
+function collectGarbage(): void {
+  (globalThis as { gc?: () => void }).gc?.();
 }
