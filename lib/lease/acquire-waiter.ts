@@ -1,6 +1,7 @@
 import { LockStoreUnavailableError } from '../errors/lock-store-unavailable.error.js';
 import type { AcquireTally } from '../events/acquire-tally.js';
 import type { AcquireResult, LockGranted } from '../stores/lock-store.interface.js';
+import { Wake } from '../support/wake.js';
 
 export interface WaitPlan {
   readonly waitMs: number;
@@ -64,7 +65,7 @@ export async function acquireWithin(plan: WaitPlan): Promise<WaitOutcome> {
   // A first attempt made by the caller that found the key taken has been told as contention already.
   let contentionTold = result !== undefined;
   let unsubscribe: (() => void) | undefined;
-  const wake = new WakeUp();
+  const wake = new Wake();
   const attempt = async (): Promise<void> => {
     if (failure !== undefined) token = plan.newToken();
     lastSentAt = Date.now();
@@ -104,7 +105,7 @@ export async function acquireWithin(plan: WaitPlan): Promise<WaitOutcome> {
         const backoff = Math.random() * Math.min(plan.retryMaxDelayMs, plan.retryMinDelayMs * 2 ** retry);
         const holderLeft = result && !result.acquired && result.ttlMs >= 0 ? result.ttlMs + 1 : Infinity;
         const sleepMs = Math.min(remaining, backoff, holderLeft);
-        const notified = await wake.wait(sleepMs, plan.signal);
+        const notified = await wake.wait(Date.now() + sleepMs, plan.signal);
         if (!plan.signal?.aborted) {
           plan.tally.wokenBy(notified ? 'notification' : sleepMs === holderLeft ? 'expiry' : sleepMs === remaining ? 'deadline' : 'backoff');
         }
@@ -150,38 +151,5 @@ async function subscribeWithin(
   } finally {
     clearTimeout(timer);
     signal?.removeEventListener('abort', giveUp);
-  }
-}
-
-/** A sleep that a release notification can cut short; a notification during an attempt is not lost. */
-class WakeUp {
-  private pending = false;
-  private done?: () => void;
-
-  fire(): void {
-    this.pending = true;
-    this.done?.();
-  }
-
-  /** Resolves true when a notification ended the sleep. */
-  wait(ms: number, signal: AbortSignal | undefined): Promise<boolean> {
-    if (this.pending || signal?.aborted) {
-      const notified = this.pending;
-      this.pending = false;
-      return Promise.resolve(notified);
-    }
-    return new Promise<boolean>((resolve) => {
-      const finish = (): void => {
-        clearTimeout(timer);
-        signal?.removeEventListener('abort', finish);
-        this.done = undefined;
-        const notified = this.pending;
-        this.pending = false;
-        resolve(notified);
-      };
-      const timer = setTimeout(finish, ms);
-      signal?.addEventListener('abort', finish);
-      this.done = finish;
-    });
   }
 }

@@ -2,6 +2,7 @@ import { LockStoreUnavailableError } from '../../errors/lock-store-unavailable.e
 import type { QueuedAcquireOutcome, QueuedAcquireRequest } from '../lock-store.interface.js';
 import type { DeletionWatch } from './etcd-deletion-watch.js';
 import type { PositionTxnResult } from './txns/position.txn.js';
+import { Wake } from '../../support/wake.js';
 
 /** A waiter's place: its own etcd lease, and (once put) its key with its create revision. */
 export interface QueueTicket {
@@ -130,37 +131,5 @@ export async function acquireInQueue(request: QueuedAcquireRequest, backend: Que
   } finally {
     watch?.cancel();
     if (!granted && ticket) backend.leave(ticket);
-  }
-}
-
-/** A sleep until an epoch-ms time that a watch event or an abort cuts short; an event during a call is not lost. */
-class Wake {
-  count = 0;
-  private pending = false;
-  private done?: () => void;
-
-  fire(): void {
-    this.count++;
-    this.pending = true;
-    this.done?.();
-  }
-
-  wait(until: number, signal: AbortSignal | undefined): Promise<void> {
-    if (this.pending || signal?.aborted || until <= Date.now()) {
-      this.pending = false;
-      return Promise.resolve();
-    }
-    return new Promise<void>((resolve) => {
-      const finish = (): void => {
-        clearTimeout(timer);
-        signal?.removeEventListener('abort', finish);
-        this.done = undefined;
-        this.pending = false;
-        resolve();
-      };
-      const timer = setTimeout(finish, until - Date.now());
-      signal?.addEventListener('abort', finish);
-      this.done = finish;
-    });
   }
 }
