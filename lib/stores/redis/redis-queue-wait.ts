@@ -34,6 +34,8 @@ export class QueueWait implements GrantListener {
   private nextCheckAt = Infinity;
   /** Set by the grant channel: the key was handed to us. */
   private handedFence?: number;
+  /** The clean-up of a join whose outcome was unknown, until it settled (see `cleanUpJoin`). */
+  private joinCleanUp?: Promise<unknown>;
 
   private readonly context: FairQueueContext;
 
@@ -106,6 +108,9 @@ export class QueueWait implements GrantListener {
 
   /** Grant, or a place at the end of the line (`queued`); undefined after a store error. */
   private async join(): Promise<QueuedAcquireOutcome | undefined> {
+    // The retry carries the same token: sent before the clean-up of an unknown join settled, it could be
+    // granted the very grant that clean-up then releases.
+    if (this.joinCleanUp) await this.joinCleanUp;
     const sentAt = Date.now();
     const epoch = this.context.epoch();
     this.attempts++;
@@ -221,9 +226,13 @@ export class QueueWait implements GrantListener {
    * on the same connection, before any retry), so the retry starts clean.
    */
   private readonly cleanUpJoin = (_call: SentCommand): void => {
-    void this.leave()
+    const cleanUp: Promise<unknown> = this.leave()
       .then((fence) => (fence === undefined ? undefined : this.context.release(this.request.key, this.request.token)))
-      .catch(() => undefined);
+      .catch(() => undefined)
+      .finally(() => {
+        if (this.joinCleanUp === cleanUp) this.joinCleanUp = undefined;
+      });
+    this.joinCleanUp = cleanUp;
   };
 
   private failed(error: unknown): void {
