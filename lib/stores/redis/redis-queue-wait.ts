@@ -36,6 +36,8 @@ export class QueueWait implements GrantListener {
   private handedFence?: number;
   /** The clean-up of a join whose outcome was unknown, until it settled (see `cleanUpJoin`). */
   private joinCleanUp?: Promise<unknown>;
+  /** Set once a place in line was given up by a clean-up or lost: announced grants are looked at first. */
+  private verifyGrants = false;
 
   private readonly context: FairQueueContext;
 
@@ -54,6 +56,9 @@ export class QueueWait implements GrantListener {
   }
 
   granted(fencingToken: number): void {
+    // After a clean-up took a place back (or the place was lost), an announcement may be for that place's
+    // grant, released since: only a look at the key tells.
+    if (this.verifyGrants) return this.recheck(0);
     this.handedFence = fencingToken;
     this.wake.fire();
   }
@@ -183,6 +188,7 @@ export class QueueWait implements GrantListener {
     }
     if (reply.status === 'gone') {
       this.queued = false;
+      this.verifyGrants = true;
       return 'gone';
     }
     this.lastQueuedAt = sentAt;
@@ -226,6 +232,7 @@ export class QueueWait implements GrantListener {
    * on the same connection, before any retry), so the retry starts clean.
    */
   private readonly cleanUpJoin = (_call: SentCommand): void => {
+    this.verifyGrants = true;
     const cleanUp: Promise<unknown> = this.leave()
       .then((fence) => (fence === undefined ? undefined : this.context.release(this.request.key, this.request.token)))
       .catch(() => undefined)
