@@ -46,6 +46,8 @@ export class Lease implements AsyncDisposable, WatchedLease {
   private readonly grantedAt = Date.now();
   private readonly minHoldMs: number;
   private localExpiry: number;
+  /** The TTL `localExpiry` counts when shorter than `leaseMs` (a queue's hand-off), until the first renewal. */
+  declare private shortTtlMs?: number;
   private state: LeaseState = 'held';
   declare private releasing?: Promise<void>;
   declare private extending?: Promise<void>;
@@ -68,6 +70,7 @@ export class Lease implements AsyncDisposable, WatchedLease {
     this.autoRenew = grant.autoRenew;
     const ttlMs = grant.ttlMs ?? grant.leaseMs;
     this.localExpiry = grant.sentAt + ttlMs;
+    if (ttlMs < grant.leaseMs) this.shortTtlMs = ttlMs;
     host.watchdog.watch(this, grant.sentAt, ttlMs);
   }
 
@@ -130,6 +133,7 @@ export class Lease implements AsyncDisposable, WatchedLease {
       this.assertExtendable();
       this.leaseMs = leaseMs;
       this.localExpiry = sentAt + leaseMs;
+      this.shortTtlMs = undefined;
       this.host.watchdog.watch(this, sentAt);
       resumed = true;
       // A watchdog that already stopped (shutdown) declares the lease lost instead of watching it.
@@ -259,12 +263,14 @@ export class Lease implements AsyncDisposable, WatchedLease {
    * late, and a commit or a result must not slip through before they do.
    */
   private confirmHeld(): void {
-    if (this.state === 'held' && Date.now() >= this.localExpiry - clockDriftMs(this.leaseMs)) this.onLost('expired');
+    // The drift of the TTL the deadline counts: 1 % of a long lease can exceed a hand-off's short TTL.
+    if (this.state === 'held' && Date.now() >= this.localExpiry - clockDriftMs(this.shortTtlMs ?? this.leaseMs)) this.onLost('expired');
   }
 
   /** @internal A renewal that asked for `leaseMs` and was sent at `sentAt` got through. */
   onRenewed(sentAt: number, leaseMs: number, latencyMs: number): void {
     this.localExpiry = sentAt + leaseMs;
+    this.shortTtlMs = undefined;
     if (this.host.events.wants('renewed')) this.host.events.emit('renewed', () => ({ ...this.describe(), expiresAt: this.localExpiry, latencyMs }));
   }
 

@@ -113,7 +113,8 @@ export class LeaseWatchdog {
   /** After a grant or renewal sent at `sentAt` that started a TTL of `ttlMs`. */
   private reset(lease: WatchedLease, schedule: Schedule, sentAt: number, ttlMs: number): void {
     const interval = ttlMs < lease.leaseMs ? Math.min(lease.renewIntervalMs, Math.max(1, Math.floor(ttlMs / 3))) : lease.renewIntervalMs;
-    schedule.dueAt = lease.autoRenew ? sentAt + interval : Infinity;
+    // A short first grant (a queue's hand-off) is brought up to the lease asked for even without autoRenew.
+    schedule.dueAt = lease.autoRenew || ttlMs < lease.leaseMs ? sentAt + interval : Infinity;
     schedule.slack = interval / 2;
     schedule.deadline = sentAt + ttlMs - clockDriftMs(ttlMs);
   }

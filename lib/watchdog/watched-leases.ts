@@ -45,7 +45,8 @@ export class WatchedLeases<S extends object> {
     else this.first = next;
     if (next) next.prev = prev;
     else this.last = prev;
-    entry.prev = entry.next = undefined;
+    // `next` is kept: a walk standing on this entry (or about to step onto it) goes on from there.
+    entry.prev = undefined;
     entry.watched = false;
     lease.watchSlot = undefined;
     this.count--;
@@ -57,13 +58,15 @@ export class WatchedLeases<S extends object> {
     this.count = 0;
   }
 
-  /** Every entry, oldest first; deleting the current one while iterating is safe. */
+  /**
+   * Every entry, oldest first. Deleting any entry while iterating is safe (a loss reported during the
+   * walk may release other leases): deleted entries keep their `next` and are skipped.
+   */
   *[Symbol.iterator](): IterableIterator<Watched<S>> {
     let entry = this.first;
     while (entry) {
-      const next = entry.next;
-      yield entry;
-      entry = next;
+      if (entry.watched) yield entry;
+      entry = entry.next;
     }
   }
 }

@@ -164,7 +164,9 @@ export class RedisCommands implements CallTracker {
       call.expire(this.timeoutMs, this.connection.server(call.routingKey));
       call = this.oldest;
     }
-    if (call) this.armSweeper();
+    // A clean-up sent from inside the loop (an unanswered acquire's release) armed the timer already: a
+    // second one would double the sweep rate and fail commands after half their timeout.
+    if (call && !this.sweeper) this.armSweeper();
   }
 }
 

@@ -37,9 +37,9 @@ export class RedisKeyLayout {
 
   constructor(private readonly prefix: string) {}
 
-  /** Length of the key prefix: scripts split lock keys with it. */
+  /** Length of the key prefix in bytes (Lua's `string.sub` counts bytes): scripts split lock keys with it. */
   get prefixLength(): number {
-    return this.prefix.length;
+    return Buffer.byteLength(this.prefix);
   }
 
   lockKey(key: string): string {

@@ -34,6 +34,10 @@ export class QueueWait implements GrantListener {
   private nextCheckAt = Infinity;
   /** Set by the grant channel: the key was handed to us. */
   private handedFence?: number;
+  /** The clean-up of a join whose outcome was unknown, until it settled (see `cleanUpJoin`). */
+  private joinCleanUp?: Promise<unknown>;
+  /** Set once a place in line was given up by a clean-up or lost: announced grants are looked at first. */
+  private verifyGrants = false;
 
   private readonly context: FairQueueContext;
 
@@ -52,6 +56,9 @@ export class QueueWait implements GrantListener {
   }
 
   granted(fencingToken: number): void {
+    // After a clean-up took a place back (or the place was lost), an announcement may be for that place's
+    // grant, released since: only a look at the key tells.
+    if (this.verifyGrants) return this.recheck(0);
     this.handedFence = fencingToken;
     this.wake.fire();
   }
@@ -106,6 +113,9 @@ export class QueueWait implements GrantListener {
 
   /** Grant, or a place at the end of the line (`queued`); undefined after a store error. */
   private async join(): Promise<QueuedAcquireOutcome | undefined> {
+    // The retry carries the same token: sent before the clean-up of an unknown join settled, it could be
+    // granted the very grant that clean-up then releases.
+    if (this.joinCleanUp) await this.joinCleanUp;
     const sentAt = Date.now();
     const epoch = this.context.epoch();
     this.attempts++;
@@ -178,6 +188,7 @@ export class QueueWait implements GrantListener {
     }
     if (reply.status === 'gone') {
       this.queued = false;
+      this.verifyGrants = true;
       return 'gone';
     }
     this.lastQueuedAt = sentAt;
@@ -221,9 +232,14 @@ export class QueueWait implements GrantListener {
    * on the same connection, before any retry), so the retry starts clean.
    */
   private readonly cleanUpJoin = (_call: SentCommand): void => {
-    void this.leave()
+    this.verifyGrants = true;
+    const cleanUp: Promise<unknown> = this.leave()
       .then((fence) => (fence === undefined ? undefined : this.context.release(this.request.key, this.request.token)))
-      .catch(() => undefined);
+      .catch(() => undefined)
+      .finally(() => {
+        if (this.joinCleanUp === cleanUp) this.joinCleanUp = undefined;
+      });
+    this.joinCleanUp = cleanUp;
   };
 
   private failed(error: unknown): void {
