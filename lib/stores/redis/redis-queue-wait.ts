@@ -7,8 +7,11 @@ import type { FairQueueContext, RedisFairQueue } from './redis-fair-queue.js';
 import { QueueCalls } from './redis-queue-calls.js';
 
 /**
- * A waiter's heartbeat lease: a waiter that died stands in line (or holds a key handed to it) no longer
- * than this, plus one look at the queue of the waiter behind it. Shorter leases use their own length.
+ * A waiter's heartbeat lease: a waiter that died stands in line no longer than this, plus one look at the
+ * queue of the waiter behind it. One that dies just before its heartbeat runs out can still be handed the
+ * key, which it then holds for one more heartbeat (the hand-off's TTL counts from the hand-off, on the
+ * server, rather than from the entry's deadline, which would mix two machines' clocks): the queue stalls
+ * for at most about twice this plus one look. Shorter leases use their own length.
  */
 export const QUEUE_HEARTBEAT_MS = 2_000;
 /** Retries after a store error: exponential from here, with jitter, capped at MAX_RETRY_MS. */
