@@ -1,0 +1,60 @@
+import { Redis } from 'ioredis';
+import { RedisKeyLayout } from '../../lib/stores/redis/redis-key-layout';
+import { createLockApp, type LockApp } from '../support/lock-app';
+import { redisUrl, testPrefix } from '../support/test-prefix';
+
+async function until(condition: () => Promise<boolean> | boolean): Promise<void> {
+  while (!(await condition())) await new Promise((resolve) => setImmediate(resolve));
+}
+
+/**
+ * A fair hand-off grants the next waiter only its heartbeat lease (2 s) until that waiter's watchdog brings
+ * the key up to the lease it asked for. The lease handed out must be the one asked for: neither declared
+ * lost for the short start nor left at it.
+ */
+describe('fair: true — the lease of a waiter the key was handed to', () => {
+  const prefix = testPrefix(__filename);
+  const layout = new RedisKeyLayout(prefix);
+  const redis = new Redis(redisUrl());
+  let apps: LockApp[];
+  beforeAll(async () => {
+    apps = await Promise.all([0, 1].map((i) => createLockApp({ redis: redisUrl(), keyPrefix: prefix, fair: true, holder: `app-${i}` })));
+  });
+  afterAll(async () => {
+    await Promise.all(apps.map((app) => app.close()));
+    redis.disconnect();
+  });
+
+  const queued = (key: string) => until(async () => (await redis.llen(layout.queueKey(layout.lockKey(key)))) === 1);
+
+  it('runs the waiter instead of declaring its fresh lease lost when the lease is long', async () => {
+    // The local deadline of the short grant allows for the drift of the short TTL, not of the whole lease:
+    // 1 % of a 5-minute lease is 3 s, more than the hand-off's TTL.
+    const leaseMs = 300_000;
+    const holder = await apps[0]!.locks.acquire('long', { leaseMs });
+    const ran: number[] = [];
+    const waiter = apps[1]!.locks.withLock('long', { waitMs: 60_000, leaseMs }, (lease) => ran.push(lease.fencingToken));
+    await queued('long');
+    await holder.release();
+    await expect(waiter).resolves.toBe(1);
+    expect(ran[0]).toBeGreaterThan(holder.fencingToken);
+  });
+
+  it('gives a caller with autoRenew: false the whole lease it asked for, not the hand-off TTL', async () => {
+    // autoRenew: false asks for one lease of leaseMs, kept alive by explicit extend() calls only: without the
+    // one renewal that brings the hand-off up to leaseMs, it would last 2 s.
+    const leaseMs = 20_000;
+    const lockKey = layout.lockKey('manual');
+    const holder = await apps[0]!.locks.acquire('manual', { leaseMs });
+    const waiting = apps[1]!.locks.acquire('manual', { waitMs: 60_000, leaseMs, autoRenew: false });
+    await queued('manual');
+    await holder.release();
+    const lease = await waiting;
+    try {
+      await until(async () => !lease.held || (await redis.pttl(lockKey)) > 10_000);
+      expect(lease.held).toBe(true);
+    } finally {
+      await lease.release().catch(() => undefined);
+    }
+  });
+});
