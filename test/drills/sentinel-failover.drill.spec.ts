@@ -24,6 +24,22 @@ jest.setTimeout(180_000);
  * LockStoreUnavailableError meanwhile, and are retried) and gets the key when the holder releases it on the
  * new primary, with a larger fencing token; the holder does not lose its replicated lease.
  */
+/**
+ * Only for a drill that is really stuck (the test's own timeout would end it without a trace): saves the
+ * timeline and fails naming the step, well before jest's timeout.
+ */
+async function stuckGuard<T>(timeline: DrillTimeline, what: string, step: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const stuck = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`stuck waiting for ${what}; timeline saved to ${timeline.save()}`)), 100_000);
+  });
+  try {
+    return await Promise.race([step, stuck]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 describe('drill: Sentinel fails over while locks are held', () => {
   const prefix = testPrefix(__filename);
   let group: RedisSentinelGroup;
@@ -86,9 +102,11 @@ describe('drill: Sentinel fails over while locks are held', () => {
     await waitFor('a replica in sync with the primary', async () =>
       /connected_slaves:1[\s\S]*state=online/.test(await askRedis(oldPrimary, (redis) => redis.info('replication'))),
     );
-    const holderApp = await open({ leaseMs: 8_000 });
-    const waiterApp = await open({ leaseMs: 8_000 });
-    const probeApp = await open({ leaseMs: 8_000 });
+    // The lease outlasts the outage with room to spare (a failover on a loaded box took over 8 s): the drill
+    // is about riding through it, not about a lease shorter than the failover.
+    const holderApp = await open({ leaseMs: 20_000 });
+    const waiterApp = await open({ leaseMs: 20_000 });
+    const probeApp = await open({ leaseMs: 20_000 });
     timeline.watch(holderApp, 'holder');
     timeline.watch(waiterApp, 'waiter');
     const held = await holderApp.locks.acquire('invoice', { waitMs: 0 });
@@ -109,10 +127,24 @@ describe('drill: Sentinel fails over while locks are held', () => {
     }
     const newPrimary = await group.waitForNewPrimary(oldPrimary);
     timeline.mark('new-primary', { port: newPrimary });
-    // The holder's lease was replicated: it renews on the new primary, then hands over.
-    await holderApp.next('renewed', (e) => e.key === 'invoice' && e.expiresAt > Date.now() && timeline.when((m) => m.event === 'new-primary') !== undefined);
+    // The holder's lease was replicated: it renews on the new primary, then hands over. A loss ends the wait
+    // too (no renewal would ever come), and fails the drill below with its timeline saved.
+    const renewedOrLost = await stuckGuard(
+      timeline,
+      'the holder renewing (or losing) its lease on the new primary',
+      Promise.race([
+        holderApp
+          .next('renewed', (e) => e.key === 'invoice' && e.expiresAt > Date.now() && timeline.when((m) => m.event === 'new-primary') !== undefined)
+          .then(() => 'renewed'),
+        holderApp.next('lost', (e) => e.key === 'invoice').then(() => 'lost'),
+      ]),
+    );
+    if (renewedOrLost === 'lost') {
+      const file = timeline.save();
+      expect({ file, lost: timeline.all().filter((e) => e.event === 'lost') }).toEqual({ file, lost: [] });
+    }
     await held.release();
-    const next = await waiting;
+    const next = await stuckGuard(timeline, "the waiter's grant", waiting);
     const file = timeline.save();
 
     expect(next.fencingToken).toBeGreaterThan(held.fencingToken);
