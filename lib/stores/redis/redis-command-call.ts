@@ -37,6 +37,8 @@ export class CommandCall implements SentCommand {
   numKeys = 0;
   args: (string | number)[] | undefined;
   parse?: ReplyParser<unknown>;
+  /** Set for other commands: how to send it. */
+  sender?: (client: RedisClient) => Promise<unknown>;
   fellBackToEval = false;
 
   constructor(
@@ -51,6 +53,18 @@ export class CommandCall implements SentCommand {
     readonly resolve: (value: unknown) => void,
     readonly reject: (error: unknown) => void,
   ) {}
+
+  /** A script call: sent by SHA, its reply turned into a result by `parse`. */
+  useScript(script: RedisScript, numKeys: number, args: (string | number)[], parse: ReplyParser<unknown>): void {
+    this.script = script;
+    this.numKeys = numKeys;
+    this.args = args;
+    this.parse = parse;
+  }
+
+  send(client: RedisClient): Promise<unknown> {
+    return this.script ? this.script.evalsha(client, this.numKeys, this.args!) : this.sender!(client);
+  }
 
   listen(reply: Promise<unknown>): void {
     this.reply = reply;

@@ -55,12 +55,7 @@ export class RedisCommands implements CallTracker {
     send: (client: RedisClient) => Promise<T>,
     onUnknownOutcome?: (call: SentCommand) => void,
   ): Promise<T> {
-    const { connection } = this;
-    const ready = connection.whenReady(this.timeoutMs);
-    return new Promise<T>((resolve, reject) => {
-      const call = this.track(operation, key, routingKey, onUnknownOutcome, resolve as (value: unknown) => void, reject);
-      call.listen(ready ? ready.then(() => send(connection.client)) : send(connection.client));
-    });
+    return this.start(operation, key, routingKey, onUnknownOutcome, (call) => (call.sender = send));
   }
 
   /**
@@ -78,15 +73,26 @@ export class RedisCommands implements CallTracker {
     parse: ReplyParser<T>,
     onUnknownOutcome?: (call: SentCommand) => void,
   ): Promise<T> {
+    return this.start(operation, key, routingKey, onUnknownOutcome, (call) => call.useScript(script, numKeys, args, parse));
+  }
+
+  /**
+   * Tracks one call under the timeout and sends it once the connection takes commands. `prepare` says what
+   * to send; it runs at once, so a clean-up of a call that never got out still sees its arguments.
+   */
+  private start<T>(
+    operation: string,
+    key: string,
+    routingKey: string | undefined,
+    onUnknownOutcome: ((call: SentCommand) => void) | undefined,
+    prepare: (call: CommandCall) => void,
+  ): Promise<T> {
     const { connection } = this;
     const ready = connection.whenReady(this.timeoutMs);
     return new Promise<T>((resolve, reject) => {
       const call = this.track(operation, key, routingKey, onUnknownOutcome, resolve as (value: unknown) => void, reject);
-      call.script = script;
-      call.numKeys = numKeys;
-      call.args = args;
-      call.parse = parse;
-      call.listen(ready ? ready.then(() => script.evalsha(connection.client, numKeys, args)) : script.evalsha(connection.client, numKeys, args));
+      prepare(call);
+      call.listen(ready ? ready.then(() => call.send(connection.client)) : call.send(connection.client));
     });
   }
 
