@@ -93,3 +93,13 @@ export class RedisScript {
     }
   }
 }
+
+/**
+ * The two builds of a script that announces on a channel: with PUBLISH, and with SPUBLISH for sharded
+ * pub/sub (a script may only SPUBLISH on a channel of its own slot). `lua` gets the command's name.
+ */
+export function publishingScript(lua: (publish: 'PUBLISH' | 'SPUBLISH') => string): (sharded: boolean) => RedisScript {
+  const plain = new RedisScript(lua('PUBLISH'));
+  const sharded = new RedisScript(lua('SPUBLISH'));
+  return (useSharded) => (useSharded ? sharded : plain);
+}

@@ -1,4 +1,4 @@
-import { RedisScript, type RedisClient } from './define-script.js';
+import { publishingScript, type RedisClient } from './define-script.js';
 import { lockStateLua } from './lock-state.lua.js';
 import { queueNamesLua, recheckFirstLua } from './queue.lua.js';
 
@@ -27,10 +27,7 @@ return {1, fence, holder, ttl}
 `;
 }
 
-const scripts = {
-  plain: new RedisScript(forceReleaseLua('PUBLISH')),
-  sharded: new RedisScript(forceReleaseLua('SPUBLISH')),
-};
+const scriptFor = publishingScript(forceReleaseLua);
 
 export interface ForceReleaseReply {
   readonly taken: boolean;
@@ -49,7 +46,7 @@ export interface ForceReleaseCall {
 
 export async function forceReleaseScript(client: RedisClient, call: ForceReleaseCall): Promise<ForceReleaseReply | null> {
   const expected = call.fencingToken === undefined ? '' : String(call.fencingToken);
-  const script = call.sharded ? scripts.sharded : scripts.plain;
+  const script = scriptFor(call.sharded);
   const result = (await script.run(client, [call.lockKey], [expected, call.slotTag, call.prefixLength])) as
     | [number, string, string, number]
     | null;

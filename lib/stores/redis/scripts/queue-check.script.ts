@@ -1,4 +1,4 @@
-import { RedisScript } from './define-script.js';
+import { publishingScript } from './define-script.js';
 import { handOffLua, QUEUE_ENTRY_PATTERN, QUEUE_TTL_MS } from './queue.lua.js';
 
 /**
@@ -57,14 +57,7 @@ return {2, position, redis.call('PTTL', KEYS[1])}
 `;
 }
 
-const scripts = {
-  plain: new RedisScript(queueCheckLua('PUBLISH')),
-  sharded: new RedisScript(queueCheckLua('SPUBLISH')),
-};
-
-export function queueCheckScriptFor(sharded: boolean): RedisScript {
-  return sharded ? scripts.sharded : scripts.plain;
-}
+export const queueCheckScriptFor = publishingScript(queueCheckLua);
 
 export const QUEUE_CHECK_KEYS = 3;
 

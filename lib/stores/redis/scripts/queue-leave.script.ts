@@ -1,4 +1,4 @@
-import { RedisScript } from './define-script.js';
+import { publishingScript } from './define-script.js';
 import { handOffLua, QUEUE_ENTRY_PATTERN } from './queue.lua.js';
 
 /**
@@ -35,14 +35,7 @@ return 0
 `;
 }
 
-const scripts = {
-  plain: new RedisScript(queueLeaveLua('PUBLISH')),
-  sharded: new RedisScript(queueLeaveLua('SPUBLISH')),
-};
-
-export function queueLeaveScriptFor(sharded: boolean): RedisScript {
-  return sharded ? scripts.sharded : scripts.plain;
-}
+export const queueLeaveScriptFor = publishingScript(queueLeaveLua);
 
 export const QUEUE_LEAVE_KEYS = 3;
 

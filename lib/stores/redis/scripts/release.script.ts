@@ -1,4 +1,4 @@
-import { RedisScript } from './define-script.js';
+import { publishingScript } from './define-script.js';
 import { handOffLua, queueNamesLua, recheckFirstLua } from './queue.lua.js';
 
 /**
@@ -57,15 +57,8 @@ return 1
 `;
 }
 
-const scripts = {
-  plain: new RedisScript(releaseLua('PUBLISH')),
-  sharded: new RedisScript(releaseLua('SPUBLISH')),
-};
-
 /** The script, for `RedisCommands.runScript`: PUBLISH or SPUBLISH (sharded pub/sub) for announcements. */
-export function releaseScriptFor(sharded: boolean): RedisScript {
-  return sharded ? scripts.sharded : scripts.plain;
-}
+export const releaseScriptFor = publishingScript(releaseLua);
 
 export const RELEASE_KEYS = 1;
 
