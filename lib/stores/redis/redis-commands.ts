@@ -55,7 +55,7 @@ export class RedisCommands implements CallTracker {
     send: (client: RedisClient) => Promise<T>,
     onUnknownOutcome?: (call: SentCommand) => void,
   ): Promise<T> {
-    return this.start(operation, key, routingKey, onUnknownOutcome, (call) => (call.sender = send));
+    return this.start(operation, key, routingKey, onUnknownOutcome, send);
   }
 
   /**
@@ -73,25 +73,31 @@ export class RedisCommands implements CallTracker {
     parse: ReplyParser<T>,
     onUnknownOutcome?: (call: SentCommand) => void,
   ): Promise<T> {
-    return this.start(operation, key, routingKey, onUnknownOutcome, (call) => call.useScript(script, numKeys, args, parse));
+    return this.start(operation, key, routingKey, onUnknownOutcome, undefined, script, numKeys, args, parse);
   }
 
   /**
-   * Tracks one call under the timeout and sends it once the connection takes commands. `prepare` says what
-   * to send; it runs at once, so a clean-up of a call that never got out still sees its arguments.
+   * Tracks one call under the timeout and sends it once the connection takes commands: `send`, or `script`
+   * with its keys and arguments (set on the call at once, so a clean-up of a call that never got out still
+   * sees them; positional rather than a closure, as this is every acquisition's path).
    */
   private start<T>(
     operation: string,
     key: string,
     routingKey: string | undefined,
     onUnknownOutcome: ((call: SentCommand) => void) | undefined,
-    prepare: (call: CommandCall) => void,
+    send: ((client: RedisClient) => Promise<unknown>) | undefined,
+    script?: RedisScript,
+    numKeys = 0,
+    args?: (string | number)[],
+    parse?: ReplyParser<unknown>,
   ): Promise<T> {
     const { connection } = this;
     const ready = connection.whenReady(this.timeoutMs);
     return new Promise<T>((resolve, reject) => {
       const call = this.track(operation, key, routingKey, onUnknownOutcome, resolve as (value: unknown) => void, reject);
-      prepare(call);
+      if (script) call.useScript(script, numKeys, args!, parse!);
+      else call.sender = send;
       call.listen(ready ? ready.then(() => call.send(connection.client)) : call.send(connection.client));
     });
   }
