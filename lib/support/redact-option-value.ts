@@ -1,5 +1,5 @@
 /** What an error shows in place of a string option it refused. */
-export const MASKED_VALUE = '***';
+const MASKED_VALUE = '***';
 
 /**
  * A refused option's value as an error message may show it. A string that failed validation is never

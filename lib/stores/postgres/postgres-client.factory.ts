@@ -39,7 +39,7 @@ const APPLICATION_NAME = 'nestjs-distributed-lock';
  */
 const QUERY_TIMEOUT_MARGIN_MS = 1_000;
 
-export function isPostgresPool(value: unknown): value is PostgresPool {
+function isPostgresPool(value: unknown): value is PostgresPool {
   return (
     typeof value === 'object' &&
     value !== null &&

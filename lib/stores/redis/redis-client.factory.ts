@@ -3,7 +3,6 @@ import { RedisConnection } from './redis-connection.js';
 import { isClusterOption, isRedisClient, type RedisConnectionOption, type RedisClusterSeed } from './redis-connection.option.js';
 import type { RedisClient } from './scripts/define-script.js';
 
-export { isRedisClient, type RedisConnectionOption } from './redis-connection.option.js';
 
 export interface RedisConnectionSettings {
   /** Waiters subscribe with SSUBSCRIBE (and releases announce with SPUBLISH). */

@@ -188,4 +188,3 @@ export class RedisCommands implements CallTracker {
  */
 const SWEEPS_TO_EXPIRE = 5;
 
-export { isReplyError } from './redis-command-call.js';

@@ -57,10 +57,6 @@ export class RedisConnection {
     this.queuesOffline = client.options.enableOfflineQueue !== false;
   }
 
-  get owned(): boolean {
-    return this.flags.owned;
-  }
-
   get sharded(): boolean {
     return this.flags.sharded;
   }

@@ -7,7 +7,6 @@ import type { RedisScript } from './scripts/define-script.js';
 import { queueCheckScriptFor } from './scripts/queue-check.script.js';
 import { queueLeaveScriptFor } from './scripts/queue-leave.script.js';
 
-export { QUEUE_HEARTBEAT_MS } from './redis-queue-wait.js';
 
 /** What the queue needs from its store. */
 export interface FairQueueContext {

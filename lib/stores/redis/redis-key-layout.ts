@@ -101,8 +101,4 @@ export class RedisKeyLayout {
     const key = redisKey.slice(this.prefix.length);
     return key.startsWith(RESERVED_KEY_PREFIX) ? undefined : key;
   }
-
-  slotOf(lockKey: string): number {
-    return calculateSlot(lockKey);
-  }
 }

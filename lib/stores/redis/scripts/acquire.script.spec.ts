@@ -1,7 +1,21 @@
 import { Redis } from 'ioredis';
 import { RedisKeyLayout } from '../redis-key-layout';
-import { acquireScript, type AcquireCall } from './acquire.script';
+import type { RedisClient } from './define-script';
+import { ACQUIRE_KEYS, ACQUIRE_SCRIPT, acquireArgs, parseAcquireReply } from './acquire.script';
 import { parseLockValue } from './lock-value';
+
+interface AcquireCall {
+  readonly lockKey: string;
+  readonly fenceKey: string;
+  readonly token: string;
+  readonly leaseMs: number;
+  readonly holder: string;
+  readonly clockMicros: number;
+}
+
+function acquireScript(client: RedisClient, c: AcquireCall) {
+  return ACQUIRE_SCRIPT.send(client, ACQUIRE_KEYS, acquireArgs(c.lockKey, c.fenceKey, c.token, c.leaseMs, c.holder, c.clockMicros)).then(parseAcquireReply);
+}
 
 /** Against the run's real Redis (REDIS_URL, started by the Jest global setup). */
 describe('acquire script', () => {

@@ -1,5 +1,5 @@
 import type { AcquireResult } from '../../lock-store.interface.js';
-import { RedisScript, type RedisClient } from './define-script.js';
+import { RedisScript } from './define-script.js';
 import { nextFenceLua } from './fence.lua.js';
 import { markWaitedForLua } from './lock-value.js';
 
@@ -10,7 +10,7 @@ import { markWaitedForLua } from './lock-value.js';
  * The grant is one `SET … NX PX` of the lock value (see lock-value.ts) carrying the fencing token issued
  * just before it (see fence.lua.ts): key, TTL and token in one atomic step, two commands inside the server.
  * A free key is all it looks for: with the fair queue on, the queued acquire (acquire-queued.script.ts)
- * and the one-shot attempt that respects the queue (acquire-behind-queue.script.ts) are used instead.
+ * and the one-shot attempt that respects the queue (acquire-queued.script.ts called with no queue entry) are used instead.
  *
  * When the key is taken:
  * - holding our token, it is a second delivery of an acquisition whose reply was lost (ioredis re-sends
@@ -53,34 +53,4 @@ export const ACQUIRE_KEYS = 2;
 /** KEYS lock key, fencing counter; ARGV token, lease ms, holder, the caller's clock in µs (see fence.lua.ts). */
 export function acquireArgs(lockKey: string, fenceKey: string, token: string, leaseMs: number, holder: string, clockMicros: string | number): (string | number)[] {
   return [lockKey, fenceKey, token, leaseMs, holder, clockMicros];
-}
-
-export interface AcquireCall {
-  readonly lockKey: string;
-  readonly fenceKey: string;
-  readonly token: string;
-  readonly leaseMs: number;
-  readonly holder: string;
-  /** The caller's clock in µs (see fence.lua.ts). */
-  readonly clockMicros: string | number;
-}
-
-function argsOf(call: AcquireCall): (string | number)[] {
-  return acquireArgs(call.lockKey, call.fenceKey, call.token, call.leaseMs, call.holder, call.clockMicros);
-}
-
-export function acquireScript(client: RedisClient, call: AcquireCall): Promise<AcquireResult> {
-  return script.send(client, ACQUIRE_KEYS, argsOf(call)).then(parseAcquireReply);
-}
-
-/** The same, followed by `WAIT replicas timeoutMs`: the grant and how many replicas have it. */
-export async function acquireAcknowledgedScript(
-  client: RedisClient,
-  call: AcquireCall,
-  replicas: number,
-  timeoutMs: number,
-): Promise<{ result: AcquireResult; acknowledged: number }> {
-  const args = argsOf(call);
-  const { reply, acknowledged } = await script.runAcknowledged(client, args.slice(0, ACQUIRE_KEYS) as string[], args.slice(ACQUIRE_KEYS), replicas, timeoutMs);
-  return { result: parseAcquireReply(reply), acknowledged };
 }
