@@ -58,17 +58,19 @@ export class RedisKeyLayout {
     return this.fenceKeyOfSlot(calculateSlot(lockKey));
   }
 
+  /** The names a fair queue's scripts use for a lock key, from one slot computation. */
+  queueNames(lockKey: string): { tag: string; fenceKey: string; queueKey: string } {
+    const slot = calculateSlot(lockKey);
+    const tag = slotTag(slot);
+    return { tag, fenceKey: this.fenceKeyOfSlot(slot), queueKey: this.queueKeyOfTag(tag, lockKey) };
+  }
+
   /** One string per slot, made once: every acquisition needs one. */
-  fenceKeyOfSlot(slot: number): string {
+  private fenceKeyOfSlot(slot: number): string {
     return (this.fenceKeys[slot] ??= this.fenceKeyOfTag(slotTag(slot)));
   }
 
-  /** The slot tag of a hash slot (see {@link slotTag}). */
-  tagOfSlot(slot: number): string {
-    return slotTag(slot);
-  }
-
-  fenceKeyOfTag(tag: string): string {
+  private fenceKeyOfTag(tag: string): string {
     return `${this.prefix}${RESERVED_KEY_PREFIX}fence:{${tag}}`;
   }
 
@@ -86,7 +88,7 @@ export class RedisKeyLayout {
     return this.queueKeyOfTag(this.slotTag(lockKey), lockKey);
   }
 
-  queueKeyOfTag(tag: string, lockKey: string): string {
+  private queueKeyOfTag(tag: string, lockKey: string): string {
     return `${this.prefix}${RESERVED_KEY_PREFIX}queue:{${tag}}${lockKey.slice(this.prefix.length)}`;
   }
 

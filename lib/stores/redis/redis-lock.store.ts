@@ -103,7 +103,8 @@ export class RedisLockStore implements LockStore {
     const lockKey = this.layout.lockKey(key);
     if (this.fair) {
       // A single attempt that respects the queue: while waiters stand in line, it is turned away.
-      const args = acquireQueuedArgs(lockKey, this.layout.fenceKey(lockKey), this.layout.queueKey(lockKey), token, leaseMs, holder, clockMicros(), '');
+      const { fenceKey, queueKey } = this.layout.queueNames(lockKey);
+      const args = acquireQueuedArgs(lockKey, fenceKey, queueKey, token, leaseMs, holder, clockMicros(), '');
       return this.commands.runScript('acquire', key, lockKey, ACQUIRE_QUEUED_SCRIPT, ACQUIRE_QUEUED_KEYS, args, parseSingleAttemptReply, this.cleanUpAcquire);
     }
     const args = acquireArgs(lockKey, this.layout.fenceKey(lockKey), token, leaseMs, holder, clockMicros());

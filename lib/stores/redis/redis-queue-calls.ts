@@ -1,4 +1,3 @@
-import calculateSlot from 'cluster-key-slot';
 import type { QueuedAcquireRequest } from '../lock-store.interface.js';
 import { clockMicros } from './client-clock.js';
 import type { SentCommand } from './redis-commands.js';
@@ -16,6 +15,7 @@ export class QueueCalls {
   readonly tag: string;
   private readonly fenceKey: string;
   private readonly queueKey: string;
+  private readonly grantChannelBase: string;
   /** The entry after its clock field: everything but the clock is fixed for the wait. */
   private readonly entryTail: string;
 
@@ -28,15 +28,9 @@ export class QueueCalls {
   ) {
     const { layout } = context;
     this.lockKey = layout.lockKey(request.key);
-    const slot = calculateSlot(this.lockKey);
-    this.tag = layout.tagOfSlot(slot);
-    this.fenceKey = layout.fenceKeyOfSlot(slot);
-    this.queueKey = layout.queueKeyOfTag(this.tag, this.lockKey);
+    ({ tag: this.tag, fenceKey: this.fenceKey, queueKey: this.queueKey } = layout.queueNames(this.lockKey));
+    this.grantChannelBase = layout.grantChannel(this.tag, '');
     this.entryTail = `|${heartbeatMs}|${context.instance}|${waiter}|${request.token}|${request.holder}`;
-  }
-
-  private get grantChannelBase(): string {
-    return this.context.layout.grantChannel(this.tag, '');
   }
 
   /**
