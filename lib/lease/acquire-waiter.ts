@@ -1,6 +1,7 @@
 import { LockStoreUnavailableError } from '../errors/lock-store-unavailable.error.js';
 import type { AcquireTally } from '../events/acquire-tally.js';
 import type { AcquireResult, LockGranted } from '../stores/lock-store.interface.js';
+import { retryDelayMs } from '../support/retry-delay.js';
 import { Wake } from '../support/wake.js';
 
 export interface WaitPlan {
@@ -102,7 +103,7 @@ export async function acquireWithin(plan: WaitPlan): Promise<WaitOutcome> {
       const remaining = deadline - Date.now();
       if (remaining <= 0) return outcome();
       if (retry > 0) {
-        const backoff = Math.random() * Math.min(plan.retryMaxDelayMs, plan.retryMinDelayMs * 2 ** retry);
+        const backoff = retryDelayMs(retry, plan.retryMinDelayMs, plan.retryMaxDelayMs);
         const holderLeft = result && !result.acquired && result.ttlMs >= 0 ? result.ttlMs + 1 : Infinity;
         const sleepMs = Math.min(remaining, backoff, holderLeft);
         const notified = await wake.wait(Date.now() + sleepMs, plan.signal);

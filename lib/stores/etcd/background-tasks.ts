@@ -1,8 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-
-/** Retry delays of a background task: exponential from here, jittered, capped at MAX_RETRY_MS. */
-const MIN_RETRY_MS = 25;
-const MAX_RETRY_MS = 1_000;
+import { retryDelayMs } from '../../support/retry-delay.js';
 
 /**
  * Clean-ups the store fires without making the caller wait (revoking a released grant's lease, undoing
@@ -30,7 +27,7 @@ export class BackgroundTasks {
           return await task();
         } catch (error) {
           if (this.stopped.signal.aborted || Date.now() >= until) throw error;
-          const delay = Math.random() * Math.min(MAX_RETRY_MS, MIN_RETRY_MS * 2 ** failures);
+          const delay = retryDelayMs(failures);
           await sleep(Math.min(delay, until - Date.now()), undefined, { signal: this.stopped.signal, ref: false });
         }
       }

@@ -3,6 +3,7 @@ import type { QueuedAcquireOutcome, QueuedAcquireRequest } from '../lock-store.i
 import type { DeletionWatch } from './etcd-deletion-watch.js';
 import type { PositionTxnResult } from './txns/position.txn.js';
 import { Wake } from '../../support/wake.js';
+import { retryDelayMs } from '../../support/retry-delay.js';
 
 /** A waiter's place: its own etcd lease, and (once put) its key with its create revision. */
 export interface QueueTicket {
@@ -34,9 +35,6 @@ export interface QueueBackend {
 
 /** Longest pause between two looks at the queue when no deletion was seen (in case a watch missed one). */
 const MAX_RECHECK_MS = 5_000;
-/** Retries after a store error: exponential from here, with jitter, capped at MAX_RETRY_MS. */
-const MIN_RETRY_MS = 25;
-const MAX_RETRY_MS = 1_000;
 
 /**
  * A fair wait in etcd, after `concurrency.Mutex.Lock`: the waiter puts its key (on its own lease) and
@@ -122,8 +120,7 @@ export async function acquireInQueue(request: QueuedAcquireRequest, backend: Que
         if (!(error instanceof LockStoreUnavailableError)) throw error;
         lastError = error;
         failures++;
-        const backoff = Math.random() * Math.min(MAX_RETRY_MS, MIN_RETRY_MS * 2 ** failures);
-        await wake.wait(Math.min(deadline, Date.now() + backoff), signal);
+        await wake.wait(Math.min(deadline, Date.now() + retryDelayMs(failures)), signal);
       }
     }
     if (lastError) throw lastError;

@@ -5,6 +5,7 @@ import type { GrantListener } from './grant-channel.js';
 import type { SentCommand } from './redis-commands.js';
 import type { FairQueueContext, RedisFairQueue } from './redis-fair-queue.js';
 import { QueueCalls } from './redis-queue-calls.js';
+import { retryDelayMs } from '../../support/retry-delay.js';
 
 /**
  * A waiter's heartbeat lease: a waiter that died stands in line no longer than this, plus one look at the
@@ -14,9 +15,6 @@ import { QueueCalls } from './redis-queue-calls.js';
  * for at most about twice this plus one look. Shorter leases use their own length.
  */
 export const QUEUE_HEARTBEAT_MS = 2_000;
-/** Retries after a store error: exponential from here, with jitter, capped at MAX_RETRY_MS. */
-const MIN_RETRY_MS = 25;
-const MAX_RETRY_MS = 1_000;
 
 /** One acquisition's wait in one key's queue. */
 export class QueueWait implements GrantListener {
@@ -266,6 +264,6 @@ export class QueueWait implements GrantListener {
   }
 
   private backoffMs(): number {
-    return Math.random() * Math.min(MAX_RETRY_MS, MIN_RETRY_MS * 2 ** this.failures);
+    return retryDelayMs(this.failures);
   }
 }
