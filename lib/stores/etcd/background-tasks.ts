@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { retryDelayMs } from '../../support/retry-delay.js';
+import { settlesWithin } from '../../support/settles-within.js';
 
 /**
  * Clean-ups the store fires without making the caller wait (revoking a released grant's lease, undoing
@@ -36,12 +37,7 @@ export class BackgroundTasks {
 
   /** Waits up to `withinMs` for what is running, then stops every retry. */
   async settle(withinMs: number): Promise<void> {
-    if (this.running.size > 0) {
-      let timer: NodeJS.Timeout | undefined;
-      const timeout = new Promise<void>((resolve) => (timer = setTimeout(resolve, withinMs)));
-      await Promise.race([Promise.allSettled([...this.running]), timeout]);
-      clearTimeout(timer);
-    }
+    if (this.running.size > 0) await settlesWithin(Promise.allSettled([...this.running]), withinMs);
     this.stopped.abort();
   }
 }

@@ -1,7 +1,8 @@
 import { loadOptionalPeer } from '../../support/optional-peer.js';
 import { LockConfigError } from '../../errors/lock-config.error.js';
 import { redactOptionValue } from '../../support/redact-option-value.js';
-import { destroySocket, settlesWithin } from './postgres-shutdown.js';
+import { settlesWithin } from '../../support/settles-within.js';
+import { destroySocket } from './postgres-shutdown.js';
 import type {
   PostgresConnectionOption,
   PostgresListenClient,

@@ -1,6 +1,7 @@
 import type { PostgresListenClient } from './postgres-connection.interface.js';
 import { listenStatement } from './postgres-lock-table.js';
-import { destroySocket, settlesWithin } from './postgres-shutdown.js';
+import { settlesWithin } from '../../support/settles-within.js';
+import { destroySocket } from './postgres-shutdown.js';
 
 interface Subscription {
   readonly listeners: Set<() => void>;

@@ -1,6 +1,7 @@
 import calculateSlot from 'cluster-key-slot';
 import type { Cluster, Redis } from 'ioredis';
 import type { RedisClient } from './scripts/define-script.js';
+import { settlesWithin } from '../../support/settles-within.js';
 
 export interface RedisConnectionFlags {
   /** False when the user handed the client in: then closing it is theirs to do. */
@@ -173,16 +174,7 @@ function reviveOnUnexpectedEnd(client: RedisClient): void {
 /** Closes a connection within `timeoutMs` whatever the server does (see {@link RedisConnection.close}). */
 export async function closeRedisClient(client: RedisClient, timeoutMs: number): Promise<void> {
   closing.add(client);
-  if (client.status !== 'wait' && client.status !== 'end') {
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([
-      client.quit().catch(ignore),
-      new Promise<void>((resolve) => {
-        timer = setTimeout(resolve, timeoutMs);
-      }),
-    ]);
-    clearTimeout(timer);
-  }
+  if (client.status !== 'wait' && client.status !== 'end') await settlesWithin(client.quit(), timeoutMs);
   client.disconnect();
 }
 
