@@ -6,7 +6,7 @@ import { ATTEMPT_BUCKETS, ATTRIBUTE, DURATION_BUCKETS, HOLD_BUCKETS, METRIC } fr
 /** What the instruments read from each application at collection time. */
 export interface InstrumentedApplication {
   /** Grant time and gauge series (store and name) of every lease held right now. */
-  heldLeases(): Iterable<{ readonly grantedAt: number; readonly series: Attributes }>;
+  heldLeases(): Iterable<{ readonly grantedAt: number; readonly series: Attributes; readonly seriesKey: string }>;
   /** Leases whose renewal is overdue, and the store attribute to report them under. */
   overdueRenewals(): { readonly overdue: number; readonly store: string };
 }
@@ -117,7 +117,7 @@ export class LockInstruments {
     const now = Date.now();
     for (const application of this.applications) {
       for (const lease of application.heldLeases()) {
-        const series = JSON.stringify(lease.series);
+        const series = lease.seriesKey;
         if (!this.holdSeries.has(series)) this.holdSeries.set(series, lease.series);
         longest.set(series, Math.max(longest.get(series) ?? 0, (now - lease.grantedAt) / 1000));
       }

@@ -22,6 +22,8 @@ interface HeldLease {
   readonly attributes: Attributes;
   /** Of the longest-hold gauge: store and name only, so that its series stay few even with keys. */
   readonly series: Attributes;
+  /** `series` (store and name) as a map key: no serialization of every held lease at every collection. */
+  readonly seriesKey: string;
 }
 
 const WAKE_UP_CAUSES: readonly (keyof LockWakeUps)[] = ['notification', 'backoff', 'expiry', 'deadline'];
@@ -65,7 +67,7 @@ export class LockMetrics implements InstrumentedApplication {
       this.acquisition(e, 'granted');
       const attributes = this.attributes(e);
       const series = this.source.keyAttribute ? this.named(e.name) : attributes;
-      this.held.set(leaseIdentity(e), { grantedAt: Date.now(), attributes, series });
+      this.held.set(leaseIdentity(e), { grantedAt: Date.now(), attributes, series, seriesKey: `${this.source.store}\0${e.name ?? ''}` });
       instruments.held.add(1, attributes);
     });
     events.on('not-acquired', (e) => this.acquisition(e, e.reason === 'taken' ? 'not_acquired' : e.reason));
