@@ -8,6 +8,7 @@ import { parameterNames } from '../decorator/method-parameter-names.js';
 import type { LockedMethod, PreparedLock } from '../decorator/locked-method.js';
 import type { LockKeyFunction } from '../decorator/distributed-lock-options.interface.js';
 import { isOnLockedPolicy } from './on-locked.policy.js';
+import { booleanOption } from '../support/boolean-option.js';
 
 const KNOWN_OPTIONS = new Set(['key', 'waitMs', 'leaseMs', 'minHoldMs', 'reentrant', 'onLocked', 'name']);
 
@@ -37,9 +38,7 @@ export function prepareLockedMethod(method: LockedMethod): PreparedLock {
     reentrant: options.reentrant,
     name,
   };
-  if (acquire.reentrant !== undefined && typeof acquire.reentrant !== 'boolean') {
-    throw new LockConfigError(`reentrant of ${where}`, acquire.reentrant, 'true or false');
-  }
+  if (acquire.reentrant !== undefined) booleanOption(`reentrant of ${where}`, acquire.reentrant, false);
   const onLocked = options.onLocked ?? 'throw';
   if (!isOnLockedPolicy(onLocked)) throw new LockConfigError(`onLocked of ${where}`, onLocked, `'throw', 'skip' or a fallback function`);
 

@@ -10,6 +10,7 @@ import { trackedTransactions } from '../transactions/transaction-scope.js';
 import type { TransactionSynchronizer } from '../transactions/transaction-synchronizer.interface.js';
 import { LOCK_MODULE_DEFAULTS } from './lock-module-options.defaults.js';
 import type { LockModuleOptions, ResolvedLockOptions } from './lock-module-options.interface.js';
+import { booleanOption } from '../support/boolean-option.js';
 
 const KNOWN_OPTIONS = new Set<string>([
   'redis',
@@ -59,13 +60,11 @@ export function resolveLockOptions(options: LockModuleOptions | undefined): Reso
   if (!Number.isInteger(replicas) || replicas < 0 || replicas > 16) {
     throw new LockConfigError('replicas', replicas, 'a whole number of replicas from 0 to 16');
   }
-  const shardedPubSub = options.shardedPubSub ?? LOCK_MODULE_DEFAULTS.shardedPubSub;
-  if (typeof shardedPubSub !== 'boolean') throw new LockConfigError('shardedPubSub', shardedPubSub, 'true or false');
+  const shardedPubSub = booleanOption('shardedPubSub', options.shardedPubSub, LOCK_MODULE_DEFAULTS.shardedPubSub);
   if (store !== 'redis' && (replicas > 0 || shardedPubSub)) {
     throw new LockConfigError(replicas > 0 ? 'replicas' : 'shardedPubSub', replicas > 0 ? replicas : shardedPubSub, "only with store 'redis'");
   }
-  const fair = options.fair ?? LOCK_MODULE_DEFAULTS.fair;
-  if (typeof fair !== 'boolean') throw new LockConfigError('fair', fair, 'true or false');
+  const fair = booleanOption('fair', options.fair, LOCK_MODULE_DEFAULTS.fair);
   if (fair && store !== 'redis') {
     throw new LockConfigError('fair', fair, "only with store 'redis' (etcd's waiters queue in etcd anyway; the others have no queue)");
   }

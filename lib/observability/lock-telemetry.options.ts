@@ -1,4 +1,5 @@
 import { LockConfigError } from '../errors/lock-config.error.js';
+import { booleanOption } from '../support/boolean-option.js';
 
 /**
  * Anything with OpenTelemetry's `MeterProvider.getMeter` (the SDK's `MeterProvider`). Typed here so that
@@ -63,11 +64,7 @@ export function resolveTelemetryOptions(value: unknown): ResolvedTelemetryOption
   for (const name of Object.keys(options)) {
     if (!KNOWN.has(name)) throw new LockConfigError(`openTelemetry.${name}`, options[name], 'no such option (typo?)');
   }
-  const flag = (name: 'metrics' | 'spans' | 'keyAttribute', fallback: boolean): boolean => {
-    const flagValue = options[name] ?? fallback;
-    if (typeof flagValue !== 'boolean') throw new LockConfigError(`openTelemetry.${name}`, flagValue, 'true or false');
-    return flagValue;
-  };
+  const flag = (name: 'metrics' | 'spans' | 'keyAttribute', fallback: boolean): boolean => booleanOption(`openTelemetry.${name}`, options[name], fallback);
   const provider = <P>(name: 'meterProvider' | 'tracerProvider', method: string): P | undefined => {
     const candidate = options[name];
     if (candidate === undefined) return undefined;

@@ -2,6 +2,7 @@ import { LockConfigError } from '../../errors/lock-config.error.js';
 import { assertPostgresConnectionOption } from './postgres-client.factory.js';
 import type { PostgresConnectionOption, PostgresPoolConfig } from './postgres-connection.interface.js';
 import type { PostgresLockTableOptions } from './postgres-lock-table.js';
+import { booleanOption } from '../../support/boolean-option.js';
 
 /** How the store keeps the lease table small: rows that ended are deleted after a while. */
 export interface PostgresSweepOptions {
@@ -73,9 +74,7 @@ export function resolveStoreOptions(options: PostgresLockStoreOptions): Resolved
     }
     return chosen;
   };
-  if (options.createTable !== undefined && typeof options.createTable !== 'boolean') {
-    throw new LockConfigError('createTable', options.createTable, 'true or false');
-  }
+  if (options.createTable !== undefined) booleanOption('createTable', options.createTable, true);
   return {
     keyPrefix,
     commandTimeoutMs: whole('commandTimeoutMs', options.commandTimeoutMs, 2_000, 1),
