@@ -62,6 +62,11 @@ export class RedisConnection {
     return this.flags.sharded;
   }
 
+  /** How long a close waits for QUIT before cutting the socket (see {@link RedisConnection.close}). */
+  get closeTimeoutMs(): number {
+    return this.flags.closeTimeoutMs;
+  }
+
   /** Changes whenever a socket of this connection closed since (see the class comment). */
   get epoch(): number {
     return this.epochValue;

@@ -71,7 +71,7 @@ export class RedisLockStore implements LockStore {
     options: RedisLockStoreOptions,
   ) {
     this.layout = new RedisKeyLayout(options.keyPrefix);
-    this.channel = new ReleaseChannel(() => connection.openSubscriber(), connection.sharded, options.commandTimeoutMs);
+    this.channel = new ReleaseChannel(() => connection.openSubscriber(), connection.sharded, connection.closeTimeoutMs);
     this.commands = new RedisCommands(connection, options.commandTimeoutMs);
     this.replicas = options.replicas ?? 0;
     this.waitTimeoutMs = Math.max(1, Math.floor(options.commandTimeoutMs / 2));

@@ -13,6 +13,11 @@ export async function connected(client: RedisClient): Promise<void> {
   if (client.isCluster && client.status !== 'ready') await (client as Cluster).ping();
 }
 
+/** Whether an `INFO cluster` reply comes from a node running in cluster mode. */
+export function runsInClusterMode(infoCluster: string): boolean {
+  return /^cluster_enabled:1/m.test(infoCluster);
+}
+
 /**
  * SCAN, not KEYS, so listing never blocks Redis; on a Cluster every primary is scanned.
  */
@@ -20,7 +25,7 @@ export async function scanAll(client: RedisClient, pattern: string): Promise<str
   await connected(client);
   // A single-node client of a Cluster node would list that node's locks only, and look complete. (A
   // service that refuses INFO is taken for what it claims to be.)
-  if (!client.isCluster && /^cluster_enabled:1/m.test(await (client as Redis).info('cluster').catch(() => ''))) {
+  if (!client.isCluster && runsInClusterMode(await (client as Redis).info('cluster').catch(() => ''))) {
     throw new Error('this server is a Redis Cluster node: listing it alone would miss the other masters’ locks; use a Cluster client');
   }
   const keys: string[] = [];

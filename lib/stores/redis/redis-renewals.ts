@@ -68,10 +68,11 @@ export class RedisRenewals {
       for (const entry of batch.entries) results[entry.index] = error as Error;
       return;
     }
-    const server = this.connection.server(first.lockKey);
+    // Named in errors only (on a Cluster it costs a slot lookup): not made for every batch.
+    const server = (): string => this.connection.server(first.lockKey);
     const unacknowledged =
       replicas > 0 && reply.acknowledged < replicas
-        ? `${server} renewed, but only ${reply.acknowledged} of ${replicas} replica(s) acknowledged within ${waitTimeoutMs} ms`
+        ? `${server()} renewed, but only ${reply.acknowledged} of ${replicas} replica(s) acknowledged within ${waitTimeoutMs} ms`
         : undefined;
     let moved = false;
     batch.entries.forEach((entry, i) => {
@@ -82,7 +83,7 @@ export class RedisRenewals {
         results[entry.index] = true;
       } else {
         moved ||= answer === 'elsewhere';
-        const why = answer === 'elsewhere' ? `${server} no longer serves the key's hash slot` : unacknowledged!;
+        const why = answer === 'elsewhere' ? `${server()} no longer serves the key's hash slot` : unacknowledged!;
         results[entry.index] = new LockStoreUnavailableError('renew', entry.key, { cause: new Error(why) });
       }
     });

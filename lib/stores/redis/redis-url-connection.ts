@@ -2,6 +2,7 @@ import { RedisCommands } from './redis-commands.js';
 import type { RedisConnection } from './redis-connection.js';
 import { createRedisConnection, type RedisConnectionSettings } from './redis-client.factory.js';
 import { redactUrl } from './redis-connection.option.js';
+import { runsInClusterMode } from './redis-nodes.js';
 
 /**
  * A connection for a bare URL that may point at one node of a Redis Cluster (an operator pastes the address
@@ -18,7 +19,7 @@ export async function connectToRedisUrl(url: string, settings: RedisConnectionSe
     await probe.close();
     throw error;
   }
-  if (!/^cluster_enabled:1/m.test(info)) return probe;
+  if (!runsInClusterMode(info)) return probe;
   await probe.close();
   const { hostname, port, username, password, protocol } = new URL(url);
   return createRedisConnection(
