@@ -3,6 +3,7 @@ import { parseAcquireReply } from './acquire.script.js';
 import { RedisScript } from './define-script.js';
 import { nextFenceLua } from './fence.lua.js';
 import { QUEUE_TTL_MS } from './queue.lua.js';
+import { heldByLua, fenceOfLua } from './lock-value.js';
 
 /**
  * The fair queue's acquire (see queue.lua.ts). KEYS[1] lock key, KEYS[2] fencing counter, KEYS[3] queue.
@@ -36,8 +37,8 @@ if redis.call('SET', KEYS[1], '-' .. ARGV[1] .. '|' .. fence .. '|' .. ARGV[3], 
 end
 local value = redis.pcall('GET', KEYS[1])
 local ours = type(value) == 'string' and string.find(value, '^[-wq][^|]+|%d+|')
-if ours and string.find(value, ARGV[1], 2, true) == 2 and string.byte(value, #ARGV[1] + 2) == 124 then
-  return tonumber(string.match(value, '^(%d+)', #ARGV[1] + 3))
+if ours and ${heldByLua('value', 'ARGV[1]')} then
+  return tonumber(${fenceOfLua('value', 'ARGV[1]')})
 end
 if not queued then
   local ttl = redis.call('PTTL', KEYS[1])

@@ -1,7 +1,7 @@
 import type { AcquireResult } from '../../lock-store.interface.js';
 import { RedisScript } from './define-script.js';
 import { nextFenceLua } from './fence.lua.js';
-import { markWaitedForLua } from './lock-value.js';
+import { markWaitedForLua, heldByLua, fenceOfLua } from './lock-value.js';
 
 /**
  * KEYS[1] lock key, KEYS[2] fencing counter of the lock key's hash slot.
@@ -26,9 +26,8 @@ if redis.call('SET', KEYS[1], '-' .. ARGV[1] .. '|' .. fence .. '|' .. ARGV[3], 
 end
 local value = redis.pcall('GET', KEYS[1])
 if type(value) == 'string' then
-  local n = #ARGV[1]
-  if string.find(value, ARGV[1], 2, true) == 2 and string.byte(value, n + 2) == 124 then
-    return tonumber(string.match(value, '^(%d+)', n + 3))
+  if ${heldByLua('value', 'ARGV[1]')} then
+    return tonumber(${fenceOfLua('value', 'ARGV[1]')})
   end
 end${markWaitedForLua('KEYS[1]', 'value')}
 local ttl = redis.call('PTTL', KEYS[1])

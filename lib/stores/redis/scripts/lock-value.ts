@@ -31,6 +31,20 @@ if type(${value}) == 'string' and string.find(${value}, '^%-[^|]+|%d+|') then
 end`;
 }
 
+/**
+ * Lua condition: the lock value `value` (a string: check the type first) is held by `token`, i.e. the token
+ * fills it from the second character up to the first `|` (a token that merely starts another never matches).
+ * Every script that releases, renews, hands on or re-grants asks this, in this one form.
+ */
+export function heldByLua(value: string, token: string): string {
+  return `(string.find(${value}, ${token}, 2, true) == 2 and string.byte(${value}, #${token} + 2) == 124)`;
+}
+
+/** Lua expression: the fencing token (digits) of `value`, held by `token` (see {@link heldByLua}). */
+export function fenceOfLua(value: string, token: string): string {
+  return `string.match(${value}, '^(%d+)', #${token} + 3)`;
+}
+
 /** The fields of a lock value, or undefined for a value this library did not write. */
 export function parseLockValue(value: string): { flag: string; token: string; fencingToken: number; holder: string } | undefined {
   const tokenEnd = value.indexOf(LOCK_VALUE_SEPARATOR, 1);

@@ -1,5 +1,6 @@
 import { publishingScript } from './define-script.js';
 import { handOffLua, QUEUE_ENTRY_PATTERN, QUEUE_TTL_MS } from './queue.lua.js';
+import { heldByLua, fenceOfLua } from './lock-value.js';
 
 /**
  * A waiter's look at the fair queue (see queue.lua.ts), every third of its heartbeat lease while it waits,
@@ -25,7 +26,6 @@ function queueCheckLua(publish: string): string {
   return `
 local value = redis.pcall('GET', KEYS[1])
 local ours = type(value) == 'string' and string.find(value, '^[-wq][^|]+|%d+|')
-local n = #ARGV[1]
 local entries = redis.call('LRANGE', KEYS[3], 0, -1)
 local position
 for i, entry in ipairs(entries) do
@@ -39,9 +39,9 @@ for i, entry in ipairs(entries) do
     end
   end
 end
-if ours and string.find(value, ARGV[1], 2, true) == 2 and string.byte(value, n + 2) == 124 then
+if ours and ${heldByLua('value', 'ARGV[1]')} then
   if position then redis.call('LREM', KEYS[3], 0, ARGV[2]) end
-  return {1, tonumber(string.match(value, '^(%d+)', n + 3)), 0}
+  return {1, tonumber(${fenceOfLua('value', 'ARGV[1]')}), 0}
 end
 if not position then return {0} end
 redis.call('PEXPIRE', KEYS[3], ${QUEUE_TTL_MS})

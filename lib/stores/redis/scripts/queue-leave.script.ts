@@ -1,5 +1,6 @@
 import { publishingScript } from './define-script.js';
 import { handOffLua, QUEUE_ENTRY_PATTERN } from './queue.lua.js';
+import { heldByLua, fenceOfLua } from './lock-value.js';
 
 /**
  * A waiter gives up its place in the fair queue (see queue.lua.ts): its deadline passed, its caller
@@ -22,9 +23,8 @@ for _, entry in ipairs(redis.call('LRANGE', KEYS[3], 0, -1)) do
   if token == ARGV[1] then redis.call('LREM', KEYS[3], 0, entry) end
 end
 local value = redis.pcall('GET', KEYS[1])
-local n = #ARGV[1]
-if type(value) == 'string' and string.find(value, ARGV[1], 2, true) == 2 and string.byte(value, n + 2) == 124 then
-  local fence = string.match(value, '^(%d+)', n + 3)
+if type(value) == 'string' and ${heldByLua('value', 'ARGV[1]')} then
+  local fence = ${fenceOfLua('value', 'ARGV[1]')}
   if fence then return tonumber(fence) end
 end
 if value == false then

@@ -1,5 +1,6 @@
 import { publishingScript } from './define-script.js';
 import { handOffLua, queueNamesLua, recheckFirstLua } from './queue.lua.js';
+import { heldByLua } from './lock-value.js';
 
 /**
  * KEYS[1] lock key. ARGV[1] token, ARGV[2] keep ms, ARGV[3] `<slot tag>:<key prefix length>:<the caller's
@@ -24,8 +25,7 @@ function releaseLua(publish: string): string {
   return `
 local value = redis.pcall('GET', KEYS[1])
 if type(value) ~= 'string' then return 0 end
-local n = #ARGV[1]
-if string.find(value, ARGV[1], 2, true) ~= 2 or string.byte(value, n + 2) ~= 124 then return 0 end
+if not ${heldByLua('value', 'ARGV[1]')} then return 0 end
 local flag = string.byte(value)
 local keep = tonumber(ARGV[2])
 if flag == 45 then

@@ -1,4 +1,5 @@
 import { RedisScript, type RedisClient } from './define-script.js';
+import { heldByLua } from './lock-value.js';
 
 /**
  * True when `value` (a lock key's value, see lock-value.ts; false for a missing key, an error table for a
@@ -6,8 +7,7 @@ import { RedisScript, type RedisClient } from './define-script.js';
  */
 const OWNED_BY = `
 local function owned(value, token)
-  local n = #token
-  return type(value) == 'string' and string.sub(value, 2, n + 1) == token and string.byte(value, n + 2) == 124
+  return type(value) == 'string' and ${heldByLua('value', 'token')}
 end`;
 
 /**
