@@ -21,7 +21,7 @@ if ARGV[1] ~= '' and fence ~= ARGV[1] then
 end
 redis.call('DEL', KEYS[1])
 ${queueNamesLua('KEYS[1]', 'ARGV[2]', 'ARGV[3]')}
-redis.call('${publish}', prefix .. '#released:' .. tagged .. string.sub(KEYS[1], plen + 1), '')
+redis.call('${publish}', released, '')
 ${recheckFirstLua(publish, '0')}
 return {1, fence, holder, ttl}
 `;

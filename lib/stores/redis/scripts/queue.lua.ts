@@ -1,4 +1,5 @@
 import { nextFenceLua } from './fence.lua.js';
+import { RESERVED_KEY_PREFIX } from '../../../keys/lock-key.js';
 
 /**
  * The fair queue of one lock key, as its scripts see it (acquire-queued, queue-check, queue-leave and the
@@ -27,15 +28,21 @@ export const QUEUE_ENTRY_PATTERN = '^(%d+)|(%d+)|([^|]*)|([^|]*)|([^|]*)|(.*)$';
 /** How long a queue nobody touches lives on. */
 export const QUEUE_TTL_MS = 300_000;
 
-/** Defines the locals `queue`, `grants` (the grant channel without its instance) and `fenceKey`. */
+/**
+ * Defines the locals `queue`, `grants` (the grant channel without its instance), `fenceKey` and `released`
+ * (the release channel) of a lock key: the names `RedisKeyLayout` gives them, built inside the script.
+ */
 export function queueNamesLua(lockKey: string, slotTag: string, prefixLength: string): string {
+  const reserved = RESERVED_KEY_PREFIX;
   return `
   local plen = tonumber(${prefixLength})
   local prefix = string.sub(${lockKey}, 1, plen)
   local tagged = '{' .. ${slotTag} .. '}'
-  local queue = prefix .. '#queue:' .. tagged .. string.sub(${lockKey}, plen + 1)
-  local grants = prefix .. '#granted:' .. tagged
-  local fenceKey = prefix .. '#fence:' .. tagged`;
+  local userKey = string.sub(${lockKey}, plen + 1)
+  local queue = prefix .. '${reserved}queue:' .. tagged .. userKey
+  local grants = prefix .. '${reserved}granted:' .. tagged
+  local fenceKey = prefix .. '${reserved}fence:' .. tagged
+  local released = prefix .. '${reserved}released:' .. tagged .. userKey`;
 }
 
 export interface HandOffNames {

@@ -37,22 +37,20 @@ if flag == 45 then
   return 1
 end
 local tag, plength, clock = string.match(ARGV[3], '^([^:]*):(%d+):(%d+)$')
+${queueNamesLua('KEYS[1]', 'tag', 'plength')}
 if keep > 0 then
   redis.call('PEXPIRE', KEYS[1], keep)
   if flag == 113 then
-    ${queueNamesLua('KEYS[1]', 'tag', 'plength')}
     ${recheckFirstLua(publish, 'keep')}
   end
   return 1
 end
 if flag == 113 then
-  ${queueNamesLua('KEYS[1]', 'tag', 'plength')}
   ${handOffLua({ lockKey: 'KEYS[1]', clock: 'clock', publish })}
   if handedTo then return 1 end
 end
 redis.call('DEL', KEYS[1])
-local plen = tonumber(plength)
-redis.call('${publish}', string.sub(KEYS[1], 1, plen) .. '#released:{' .. tag .. '}' .. string.sub(KEYS[1], plen + 1), '')
+redis.call('${publish}', released, '')
 return 1
 `;
 }
