@@ -64,7 +64,7 @@ export async function acquireWithin(plan: WaitPlan): Promise<WaitOutcome> {
   let failure: unknown = first?.failure;
   let contended = false;
   // A first attempt made by the caller that found the key taken has been told as contention already.
-  let contentionTold = result !== undefined;
+  const contentionTold = first?.result !== undefined;
   let unsubscribe: (() => void) | undefined;
   const wake = new Wake();
   const attempt = async (): Promise<void> => {
@@ -92,7 +92,6 @@ export async function acquireWithin(plan: WaitPlan): Promise<WaitOutcome> {
       if (result && !contended) {
         contended = true;
         if (!contentionTold) plan.onContention(result.ttlMs);
-        contentionTold = true;
         // Subscribed once the key is known to be taken; the next attempt, right after, catches a release
         // that came before the subscription.
         if (plan.waitMs > 0) {
