@@ -45,9 +45,9 @@ export class Lease implements AsyncDisposable, WatchedLease {
   declare lostError?: LeaseLostError;
   private readonly grantedAt = Date.now();
   private readonly minHoldMs: number;
-  private localExpiry: number;
-  /** The TTL `localExpiry` counts when shorter than `leaseMs` (a queue's hand-off), until the first renewal. */
-  declare private shortTtlMs?: number;
+  private localExpiry!: number;
+  /** `localExpiry` less the clock-drift allowance of the TTL it counts; the watchdog reads it too. */
+  private lossAt!: number;
   private state: LeaseState = 'held';
   declare private releasing?: Promise<void>;
   declare private extending?: Promise<void>;
@@ -69,8 +69,7 @@ export class Lease implements AsyncDisposable, WatchedLease {
     this.minHoldMs = grant.minHoldMs;
     this.autoRenew = grant.autoRenew;
     const ttlMs = grant.ttlMs ?? grant.leaseMs;
-    this.localExpiry = grant.sentAt + ttlMs;
-    if (ttlMs < grant.leaseMs) this.shortTtlMs = ttlMs;
+    this.expireAfter(grant.sentAt, ttlMs);
     host.watchdog.watch(this, grant.sentAt, ttlMs);
   }
 
@@ -98,6 +97,15 @@ export class Lease implements AsyncDisposable, WatchedLease {
   /** Local view of when the lease expires (epoch ms) unless renewed: the last renewal's send time + lease. */
   get expiresAt(): number {
     return this.localExpiry;
+  }
+
+  /**
+   * @internal When the lease counts as lost unless renewed (epoch ms): `expiresAt` less the allowance for
+   * the store's clock running faster, taken of the TTL it counts (a queue hand-off's short one included).
+   * The one deadline both the watchdog and the checks before a commit go by.
+   */
+  get deadline(): number {
+    return this.lossAt;
   }
 
   /** True until the lease is released or lost. */
@@ -132,8 +140,7 @@ export class Lease implements AsyncDisposable, WatchedLease {
       // The deadline may have passed, or the lease been given up, while the renewal was in flight.
       this.assertExtendable();
       this.leaseMs = leaseMs;
-      this.localExpiry = sentAt + leaseMs;
-      this.shortTtlMs = undefined;
+      this.expireAfter(sentAt, leaseMs);
       this.host.watchdog.watch(this, sentAt);
       resumed = true;
       // A watchdog that already stopped (shutdown) declares the lease lost instead of watching it.
@@ -263,14 +270,19 @@ export class Lease implements AsyncDisposable, WatchedLease {
    * late, and a commit or a result must not slip through before they do.
    */
   private confirmHeld(): void {
-    // The drift of the TTL the deadline counts: 1 % of a long lease can exceed a hand-off's short TTL.
-    if (this.state === 'held' && Date.now() >= this.localExpiry - clockDriftMs(this.shortTtlMs ?? this.leaseMs)) this.onLost('expired');
+    if (this.state === 'held' && Date.now() >= this.lossAt) this.onLost('expired');
+  }
+
+  /** A grant or renewal sent at `sentAt` started a TTL of `ttlMs` in the store. */
+  private expireAfter(sentAt: number, ttlMs: number): void {
+    this.localExpiry = sentAt + ttlMs;
+    // The drift of the TTL counted: 1 % of a long lease can exceed a hand-off's short TTL.
+    this.lossAt = this.localExpiry - clockDriftMs(ttlMs);
   }
 
   /** @internal A renewal that asked for `leaseMs` and was sent at `sentAt` got through. */
   onRenewed(sentAt: number, leaseMs: number, latencyMs: number): void {
-    this.localExpiry = sentAt + leaseMs;
-    this.shortTtlMs = undefined;
+    this.expireAfter(sentAt, leaseMs);
     if (this.host.events.wants('renewed')) this.host.events.emit('renewed', () => ({ ...this.describe(), expiresAt: this.localExpiry, latencyMs }));
   }
 

@@ -1,6 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { InjectLockStore, type LockStore, type RenewOutcome } from '../stores/lock-store.interface.js';
-import { clockDriftMs } from './clock-drift.js';
 import type { WatchedLease } from './watched-lease.interface.js';
 import { WatchedLeases, type Watched } from './watched-leases.js';
 
@@ -9,8 +8,6 @@ interface Schedule {
   dueAt: number;
   /** How much earlier than `dueAt` a tick may renew it, to share a batch with others: half its interval. */
   slack: number;
-  /** Local view of expiry: sent time of the last successful grant or renewal + its lease, minus clock drift. */
-  deadline: number;
   /** The renewal sent for this lease and not answered yet. */
   inFlight?: Promise<void>;
   /** Held by `extend()`: no renewal is sent meanwhile. */
@@ -55,10 +52,10 @@ export class LeaseWatchdog {
     }
     const schedule =
       this.leases.get(lease) ??
-      this.leases.add({ lease, prev: undefined, next: undefined, watched: true, dueAt: 0, slack: 0, deadline: 0, held: false, inFlight: undefined });
+      this.leases.add({ lease, prev: undefined, next: undefined, watched: true, dueAt: 0, slack: 0, held: false, inFlight: undefined });
     schedule.held = false;
     this.reset(lease, schedule, sentAt, ttlMs);
-    this.wakeAt(Math.min(schedule.dueAt, schedule.deadline));
+    this.wakeAt(Math.min(schedule.dueAt, schedule.lease.deadline));
   }
 
   /**
@@ -77,7 +74,7 @@ export class LeaseWatchdog {
     const schedule = this.leases.get(lease);
     if (!schedule?.held) return;
     schedule.held = false;
-    this.wakeAt(Math.min(schedule.dueAt, schedule.deadline));
+    this.wakeAt(Math.min(schedule.dueAt, schedule.lease.deadline));
   }
 
   /** After this, nothing about the lease is ever reported again, even by a renewal already in flight. */
@@ -116,7 +113,6 @@ export class LeaseWatchdog {
     // A short first grant (a queue's hand-off) is brought up to the lease asked for even without autoRenew.
     schedule.dueAt = lease.autoRenew || ttlMs < lease.leaseMs ? sentAt + interval : Infinity;
     schedule.slack = interval / 2;
-    schedule.deadline = sentAt + ttlMs - clockDriftMs(ttlMs);
   }
 
   private wakeAt(at: number): void {
@@ -135,14 +131,14 @@ export class LeaseWatchdog {
     let next = Infinity;
     for (const schedule of this.leases) {
       const { lease } = schedule;
-      if (now >= schedule.deadline) {
+      if (now >= schedule.lease.deadline) {
         this.leases.delete(lease);
         lease.onLost('expired');
       } else if (!schedule.inFlight && !schedule.held && schedule.dueAt - schedule.slack <= now) {
         due.push(schedule);
-        next = Math.min(next, schedule.deadline);
+        next = Math.min(next, schedule.lease.deadline);
       } else {
-        next = Math.min(next, schedule.deadline, schedule.inFlight || schedule.held ? Infinity : schedule.dueAt);
+        next = Math.min(next, schedule.lease.deadline, schedule.inFlight || schedule.held ? Infinity : schedule.dueAt);
       }
     }
     if (due.length > 0) {
@@ -185,7 +181,7 @@ export class LeaseWatchdog {
         schedule.dueAt = Date.now() + Math.max(10, Math.min(lease.renewIntervalMs / 4, 500));
         lease.onRenewFailed(result, latencyMs);
       }
-      next = Math.min(next, schedule.held ? Infinity : schedule.dueAt, schedule.deadline);
+      next = Math.min(next, schedule.held ? Infinity : schedule.dueAt, schedule.lease.deadline);
     });
     answered();
     this.wakeAt(next);

@@ -8,6 +8,8 @@ export interface WatchedLease {
   readonly leaseMs: number;
   /** Follows `leaseMs`. */
   readonly renewIntervalMs: number;
+  /** When it counts as lost unless renewed (epoch ms, clock drift allowed for); follows grants and renewals. */
+  readonly deadline: number;
   /** False for leases kept alive by explicit `extend()` calls only; their deadline is still watched. */
   readonly autoRenew: boolean;
   /** A renewal sent at `sentAt` asking for `leaseMs` got through, `latencyMs` after it was sent. */
