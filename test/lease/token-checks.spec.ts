@@ -38,6 +38,19 @@ describe('ownership tokens', () => {
     expect(await b.store.inspect('order:1')).toBeNull();
   });
 
+  it("a stale lease whose loss was not noticed yet cannot release the next holder's key", async () => {
+    // No renewal before release (autoRenew off, lease long): the release itself is the first to reach Redis.
+    const stale = await a.locks.acquire('order:2', { leaseMs: 60_000, autoRenew: false });
+    await redis.del(`${prefix}order:2`);
+    const current = await b.locks.acquire('order:2', { leaseMs: 10_000, waitMs: 0 });
+
+    await expect(stale.release()).rejects.toBeInstanceOf(LeaseLostError);
+    const held = await b.store.inspect('order:2');
+    expect(held?.fencingToken).toBe(current.fencingToken);
+    expect(held!.ttlMs).toBeGreaterThan(0);
+    await current.release();
+  });
+
   it('gives every acquisition its own token, even within one process', async () => {
     const first = await a.locks.acquire('order:2');
     await first.release();

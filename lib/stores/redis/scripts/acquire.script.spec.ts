@@ -52,6 +52,14 @@ describe('acquire script', () => {
     expect(await redis.get(first.fenceKey)).toBe(String(NOW_MICROS + 1));
   });
 
+  it('issues counter + 1 when the clock equals the counter: two instances granting in the same µs get different tokens', async () => {
+    const first = call();
+    expect(await acquireScript(redis, first)).toEqual({ acquired: true, fencingToken: NOW_MICROS });
+    const second = call({ fenceKey: first.fenceKey, clockMicros: NOW_MICROS });
+    expect(await acquireScript(redis, second)).toEqual({ acquired: true, fencingToken: NOW_MICROS + 1 });
+    expect(await redis.get(first.fenceKey)).toBe(String(NOW_MICROS + 1));
+  });
+
   it('jumps to the clock when the counter was lost (FLUSHALL, failover): later grants still carry larger tokens', async () => {
     const first = call();
     await acquireScript(redis, first);

@@ -23,6 +23,7 @@ describe('renew-many script', () => {
     const { replies } = await renewManyScript({ client: redis, entries, replicas: 0, waitTimeoutMs: 0 });
     expect(replies).toEqual(['renewed', 'renewed', 'not-ours', 'not-ours', 'not-ours']);
     expect(await redis.pttl(plain.lockKey)).toBeGreaterThan(50_000);
+    expect(await redis.pttl(prefix.lockKey)).toBeGreaterThan(0);
     expect(await redis.pttl(prefix.lockKey)).toBeLessThanOrEqual(1_000);
     expect(await redis.exists(missing.lockKey)).toBe(0);
   });
