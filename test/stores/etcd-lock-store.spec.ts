@@ -65,12 +65,14 @@ describe('EtcdLockStore against a real etcd', () => {
   });
 
   it('fails closed when etcd stops answering, naming the endpoint and the timeout but never the credentials', async () => {
+    // Stopped before the client exists: its authentication call, sent as soon as it can be, gets no answer
+    // either (answered, it would fail the acquire with etcd's own refusal instead; seen in CI).
+    cluster.members[0]!.pause();
     const store = await createEtcdLockStore(
       { hosts: cluster.endpoints, auth: { username: 'locks', password: 'not-to-be-printed' } },
       { keyPrefix: prefix, commandTimeoutMs: 300 },
     );
     stores.push(store);
-    cluster.members[0]!.pause();
     const error = await store.acquire('stalled', randomUUID(), 10_000, 'test').catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(LockStoreUnavailableError);
     expect((error as Error).message).toContain(endpoint);
