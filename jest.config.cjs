@@ -12,7 +12,7 @@ module.exports = {
   moduleNameMapper: {
     '^(\\.{1,2}/.*)\\.js$': '$1',
     '^nestjs-distributed-lock$': '<rootDir>/lib/index.ts',
-    '^nestjs-distributed-lock/transactional$': '<rootDir>/lib/transactional/index.ts',
+    '^nestjs-distributed-lock/transactional$': '<rootDir>/lib/transactions/nestjs-cls/index.ts',
     '^nestjs-distributed-lock/testing$': '<rootDir>/lib/testing/index.ts',
     '^nestjs-distributed-lock/health$': '<rootDir>/lib/health/index.ts',
     '^nestjs-distributed-lock/fencing/typeorm$': '<rootDir>/lib/fencing/typeorm/index.ts',

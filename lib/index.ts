@@ -1,6 +1,6 @@
 export { DistributedLockModule, LockModule } from './module/distributed-lock.module.js';
-export type { LockModuleOptions, LockStoreKind } from './module/lock-module-options.interface.js';
-export { LockService, type AcquireOptions, type LockHealth } from './lease/lock.service.js';
+export type { LockModuleOptions, LockStoreKind } from './options/lock-module-options.interface.js';
+export { LockService, type AcquireOptions, type LockHealth } from './service/lock.service.js';
 export type { WatchdogStatus } from './watchdog/lease.watchdog.js';
 export { Lease } from './lease/lease.js';
 export { LockStore, InjectLockStore } from './lock.constants.js';
@@ -58,7 +58,7 @@ export {
   type LockContentionEvent,
 } from './events/lock-event.types.js';
 export { LOCK_CHANNEL_PREFIX, lockEventChannelName } from './events/lock-event.channels.js';
-export type { LockTelemetryOptions, LockMeterProvider, LockTracerProvider } from './observability/lock-telemetry.options.js';
+export type { LockTelemetryOptions, LockMeterProvider, LockTracerProvider } from './options/lock-telemetry.options.js';
 export * from './errors/index.js';
 export type { FencedBy } from './fencing/fenced-by.js';
 export { fencedWrite, type FencedWrite } from './fencing/fenced-write.js';
@@ -71,10 +71,10 @@ export {
 export type { TransactionSynchronizer, TransactionOutcome } from './transactions/transaction-synchronizer.interface.js';
 export { trackTransaction, trackedTransactions, type TrackTransactionOptions } from './transactions/transaction-scope.js';
 export { assertLeasesHeld } from './transactions/held-leases.js';
-export { DistributedLock, type DistributedLockDecorator } from './decorator/distributed-lock.decorator.js';
-export type { DistributedLockOptions, LockKeyFunction, OnLockedPolicy } from './decorator/distributed-lock-options.interface.js';
+export { DistributedLock, type DistributedLockDecorator } from './method-lock/distributed-lock.decorator.js';
+export type { DistributedLockOptions, LockKeyFunction, OnLockedPolicy } from './method-lock/distributed-lock-options.interface.js';
 export { encodeKeySegment, type KeySegmentValue } from './keys/key-segment.encoding.js';
-export { LockErrorFilter, LockNotAcquiredFilter } from './interception/lock-error.filter.js';
-export { lockErrorResponse, type LockErrorBody, type LockConflictBody, type LockErrorResponse } from './interception/lock-error.responses.js';
+export { LockErrorFilter, LockNotAcquiredFilter } from './http/lock-error.filter.js';
+export { lockErrorResponse, type LockErrorBody, type LockConflictBody, type LockErrorResponse } from './http/lock-error.responses.js';
 export { RedisLockRunbook } from './runbook/redis-lock.runbook.js';
 export { LockRunbook, type RunbookLock, type RunbookForceRelease } from './runbook/lock-runbook.js';

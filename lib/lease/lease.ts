@@ -3,10 +3,10 @@ import { LeaseReleasedError } from '../errors/lease-released.error.js';
 import { durationOption } from '../support/duration-option.js';
 import type { LockLeaseEvent } from '../events/lock-event.types.js';
 import { tokenDigest } from '../events/token-digest.js';
-import { clockDriftMs } from '../watchdog/clock-drift.js';
+import { clockDriftMs } from './clock-drift.js';
 import type { WatchedLease } from '../watchdog/watched-lease.interface.js';
 import type { LeaseGrant, LeaseHost } from './lease-host.interface.js';
-import { holdForTransaction } from './lease-transaction.js';
+import { holdForTransaction } from '../transactions/lease-deferral.js';
 import { ScopeCount } from './scope-count.js';
 
 const ignore = (): void => undefined;

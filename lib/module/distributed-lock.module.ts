@@ -2,18 +2,18 @@ import { Module } from '@nestjs/common';
 import { APP_FILTER, DiscoveryModule } from '@nestjs/core';
 import { LockEventLogger } from '../events/lock-event.logger.js';
 import { LockEvents } from '../events/lock-events.js';
-import { LockExplorer } from '../interception/lock.explorer.js';
-import { LockMetadataAccessor } from '../interception/lock-metadata.accessor.js';
-import { LockErrorFilter } from '../interception/lock-error.filter.js';
-import { LockService } from '../lease/lock.service.js';
+import { LockExplorer } from '../method-lock/lock.explorer.js';
+import { LockMetadataAccessor } from '../method-lock/lock-metadata.accessor.js';
+import { LockErrorFilter } from '../http/lock-error.filter.js';
+import { LockService } from '../service/lock.service.js';
 import { RESOLVED_LOCK_OPTIONS } from '../lock.internal-constants.js';
 import { lockTelemetryProvider } from '../observability/lock-telemetry.js';
 import { LockStore } from '../stores/lock-store.interface.js';
 import { LeaseWatchdog } from '../watchdog/lease.watchdog.js';
 import { ConfigurableLockModule, LOCK_MODULE_OPTIONS } from './lock-module.definition.js';
-import type { LockModuleOptions } from './lock-module-options.interface.js';
+import type { LockModuleOptions } from '../options/lock-module-options.interface.js';
 import { lockStoreProvider } from './lock-store.provider.js';
-import { resolveLockOptions } from './resolve-lock-options.js';
+import { resolveLockOptions } from '../options/resolve-lock-options.js';
 
 /**
  * Cluster-wide locks for a Nest application: `DistributedLockModule.forRoot({ redis })` or

@@ -1,5 +1,5 @@
 import { ConfigurableModuleBuilder } from '@nestjs/common';
-import type { LockModuleOptions } from './lock-module-options.interface.js';
+import type { LockModuleOptions } from '../options/lock-module-options.interface.js';
 
 export const {
   ConfigurableModuleClass: ConfigurableLockModule,

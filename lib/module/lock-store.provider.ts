@@ -6,7 +6,7 @@ import { LockStore } from '../stores/lock-store.interface.js';
 import { PostgresLockStore } from '../stores/postgres/postgres-lock.store.js';
 import { createRedisConnection } from '../stores/redis/redis-client.factory.js';
 import { RedisLockStore } from '../stores/redis/redis-lock.store.js';
-import type { ResolvedLockOptions } from './lock-module-options.interface.js';
+import type { ResolvedLockOptions } from '../options/lock-module-options.interface.js';
 
 /**
  * Builds the store the options ask for (the one place that knows which kinds exist); LockService closes it

@@ -2,7 +2,7 @@ import type { FactoryProvider, OnApplicationShutdown } from '@nestjs/common';
 import type { Meter, Tracer } from '@opentelemetry/api';
 import { LockEvents } from '../events/lock-events.js';
 import { RESOLVED_LOCK_OPTIONS } from '../lock.internal-constants.js';
-import type { ResolvedLockOptions } from '../module/lock-module-options.interface.js';
+import type { ResolvedLockOptions } from '../options/lock-module-options.interface.js';
 import { LeaseWatchdog } from '../watchdog/lease.watchdog.js';
 import { LockMetrics } from './lock-metrics.js';
 import { LOCK_INSTRUMENTATION_SCOPE } from './lock-metric.names.js';

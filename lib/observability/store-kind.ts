@@ -1,4 +1,4 @@
-import type { LockStoreKind } from '../module/lock-module-options.interface.js';
+import type { LockStoreKind } from '../options/lock-module-options.interface.js';
 import type { LockStore } from '../stores/lock-store.interface.js';
 
 // By constructor name, so that telemetry does not import (and load) every store implementation.

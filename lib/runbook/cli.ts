@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { LOCK_MODULE_DEFAULTS } from '../module/lock-module-options.defaults.js';
+import { LOCK_MODULE_DEFAULTS } from '../options/lock-module-options.defaults.js';
 import type { LockStore } from '../stores/lock-store.interface.js';
 import { parseArguments, UsageError } from './cli-arguments.js';
 import { LockRunbook, type RunbookLock } from './lock-runbook.js';

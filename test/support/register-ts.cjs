@@ -9,7 +9,7 @@ const ts = require('typescript');
 // The sample app imports the library by its package name, as users do; here that name means lib/.
 const PACKAGE_ENTRIES = {
   'nestjs-distributed-lock': path.join(__dirname, '../../lib/index.ts'),
-  'nestjs-distributed-lock/transactional': path.join(__dirname, '../../lib/transactional/index.ts'),
+  'nestjs-distributed-lock/transactional': path.join(__dirname, '../../lib/transactions/nestjs-cls/index.ts'),
   'nestjs-distributed-lock/testing': path.join(__dirname, '../../lib/testing/index.ts'),
   'nestjs-distributed-lock/health': path.join(__dirname, '../../lib/health/index.ts'),
   'nestjs-distributed-lock/fencing/typeorm': path.join(__dirname, '../../lib/fencing/typeorm/index.ts'),

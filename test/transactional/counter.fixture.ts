@@ -6,7 +6,7 @@ import { TypeOrmModule, getDataSourceToken } from '@nestjs/typeorm';
 import { ClsModule } from 'nestjs-cls';
 import { Column, DataSource, Entity, PrimaryColumn, type Logger as TypeOrmLogger } from 'typeorm';
 import { DistributedLock, DistributedLockModule, LockEvents, LockService, type LockModuleOptions } from '../../lib/index';
-import { releaseLocksAfterCommit } from '../../lib/transactional/index';
+import { releaseLocksAfterCommit } from '../../lib/transactions/nestjs-cls/index';
 
 @Entity('counters')
 export class Counter {

@@ -1,6 +1,6 @@
 import type * as LockPackage from '../../lib/index';
 import { LockEvents } from '../../lib/events/lock-events';
-import { resolveLockOptions } from '../../lib/module/resolve-lock-options';
+import { resolveLockOptions } from '../../lib/options/resolve-lock-options';
 import { LeaseWatchdog } from '../../lib/watchdog/lease.watchdog';
 
 type Copy = typeof LockPackage & {
@@ -16,7 +16,7 @@ function loadCopy(): Copy {
     copy = {
       ...(require('../../lib/index') as typeof LockPackage),
       LockEvents: (require('../../lib/events/lock-events') as { LockEvents: typeof LockEvents }).LockEvents,
-      resolveLockOptions: (require('../../lib/module/resolve-lock-options') as { resolveLockOptions: typeof resolveLockOptions })
+      resolveLockOptions: (require('../../lib/options/resolve-lock-options') as { resolveLockOptions: typeof resolveLockOptions })
         .resolveLockOptions,
       LeaseWatchdog: (require('../../lib/watchdog/lease.watchdog') as { LeaseWatchdog: typeof LeaseWatchdog }).LeaseWatchdog,
     };

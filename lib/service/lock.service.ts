@@ -3,18 +3,18 @@ import { LeaseLostError } from '../errors/lease-lost.error.js';
 import { LockReentryError } from '../errors/lock-reentry.error.js';
 import { LockEvents } from '../events/lock-events.js';
 import { RESOLVED_LOCK_OPTIONS } from '../lock.internal-constants.js';
-import type { ResolvedLockOptions } from '../module/lock-module-options.interface.js';
+import type { ResolvedLockOptions } from '../options/lock-module-options.interface.js';
 import { InjectLockStore, type LockStore } from '../stores/lock-store.interface.js';
 import { LeaseWatchdog, type WatchdogStatus } from '../watchdog/lease.watchdog.js';
 import { registerHeldLeaseCheck } from '../transactions/held-leases.js';
-import { LeaseContext } from './lease-context.js';
-import { LocalWaitQueue } from './local-wait-queue.js';
-import type { LeaseHost } from './lease-host.interface.js';
-import { Lease } from './lease.js';
-import { LeaseGrants } from './lease-grants.js';
-import { ShutdownGate } from './shutdown-gate.js';
-import type { GrantSource } from './wait-for-grant.js';
-import { TransactionOwnedLeases } from './transaction-owned-leases.js';
+import { LeaseContext } from '../lease/lease-context.js';
+import { LocalWaitQueue } from '../acquisition/local-fifo.js';
+import type { LeaseHost } from '../lease/lease-host.interface.js';
+import { Lease } from '../lease/lease.js';
+import { LeaseGrants } from '../acquisition/lease-acquirer.js';
+import { ShutdownGate } from '../acquisition/shutdown-gate.js';
+import type { GrantSource } from '../acquisition/wait-strategy.js';
+import { TransactionOwnedLeases } from '../transactions/transaction-owned-leases.js';
 
 /** What {@link LockService.checkHealth} reports. */
 export interface LockHealth {
@@ -23,9 +23,9 @@ export interface LockHealth {
   readonly shuttingDown: boolean;
 }
 
-import type { AcquireOptions } from './acquire-options.interface.js';
+import type { AcquireOptions } from '../options/acquire-options.interface.js';
 
-export type { AcquireOptions } from './acquire-options.interface.js';
+export type { AcquireOptions } from '../options/acquire-options.interface.js';
 
 /**
  * Takes and releases cluster-wide leases. One instance per application: it owns the application's leases

@@ -4,9 +4,9 @@ import { assertLockKey } from '../keys/lock-key.js';
 import { compileKeyTemplate } from '../keys/key-template.js';
 import { durationOption } from '../support/duration-option.js';
 import { nameOption } from '../support/name-option.js';
-import { parameterNames } from '../decorator/method-parameter-names.js';
-import type { LockedMethod, PreparedLock } from '../decorator/locked-method.js';
-import type { LockKeyFunction } from '../decorator/distributed-lock-options.interface.js';
+import { parameterNames } from '../keys/method-parameter-names.js';
+import type { LockedMethod, PreparedLock } from './locked-method.js';
+import type { LockKeyFunction } from './distributed-lock-options.interface.js';
 import { isOnLockedPolicy } from './on-locked.policy.js';
 import { booleanOption } from '../support/boolean-option.js';
 

@@ -1,5 +1,5 @@
 import type { TransactionalAdapter } from '@nestjs-cls/transactional';
-import { trackTransaction } from '../transactions/transaction-scope.js';
+import { trackTransaction } from '../transaction-scope.js';
 
 /**
  * Wraps any `@nestjs-cls/transactional` adapter so that locks taken inside its transactions are released

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { MetadataScanner } from '@nestjs/core';
-import type { LockedMethod } from '../decorator/locked-method.js';
+import type { LockedMethod } from './locked-method.js';
 import { LOCKED_METHOD, LOCKED_METHODS } from '../lock.internal-constants.js';
 
 /** Every read of `@DistributedLock` metadata goes through here. */

@@ -1,4 +1,4 @@
-import type { AcquireOptions } from '../lease/lock.service.js';
+import type { AcquireOptions } from '../service/lock.service.js';
 import { LOCKED_METHODS } from '../lock.internal-constants.js';
 import type { DistributedLockOptions, OnLockedPolicy } from './distributed-lock-options.interface.js';
 

@@ -1,4 +1,4 @@
-import type { LockService } from '../lease/lock.service.js';
+import type { LockService } from '../service/lock.service.js';
 import { LockConfigError } from '../errors/lock-config.error.js';
 import { LockNotBoundError } from '../errors/lock-not-bound.error.js';
 

@@ -1,5 +1,5 @@
 import { LockConfigError } from '../errors/lock-config.error.js';
-import { lockedCall } from '../interception/locked-call.js';
+import { lockedCall } from './lock.interceptor.js';
 import { copyMethodMetadata, wrapMethod } from './copy-method-metadata.js';
 import type { DistributedLockOptions, LockKeyFunction } from './distributed-lock-options.interface.js';
 import { LOCKED_METHOD } from '../lock.internal-constants.js';

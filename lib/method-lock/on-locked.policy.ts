@@ -1,5 +1,5 @@
 import type { LockNotAcquiredError } from '../errors/lock-not-acquired.error.js';
-import type { OnLockedPolicy } from '../decorator/distributed-lock-options.interface.js';
+import type { OnLockedPolicy } from './distributed-lock-options.interface.js';
 
 /** True for the values `onLocked` accepts. */
 export function isOnLockedPolicy(value: unknown): value is OnLockedPolicy {

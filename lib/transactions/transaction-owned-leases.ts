@@ -1,9 +1,9 @@
 import { AsyncResource } from 'node:async_hooks';
 import { followSignals } from '../support/follow-signals.js';
 import { processWide } from '../support/process-wide.js';
-import type { TransactionSynchronizer } from '../transactions/transaction-synchronizer.interface.js';
-import type { LeaseFrame } from './lease-context.js';
-import type { Lease } from './lease.js';
+import type { TransactionSynchronizer } from './transaction-synchronizer.interface.js';
+import type { LeaseFrame } from '../lease/lease-context.js';
+import type { Lease } from '../lease/lease.js';
 
 /**
  * Numbers the LockServices of the process. Per process, not per copy of the package: the transactions

@@ -1,5 +1,5 @@
 import type { EtcdConnectionOption } from '../stores/etcd/etcd-connection-option.js';
-import type { LockTelemetryOptions, ResolvedTelemetryOptions } from '../observability/lock-telemetry.options.js';
+import type { LockTelemetryOptions, ResolvedTelemetryOptions } from './lock-telemetry.options.js';
 import type { LockStore } from '../stores/lock-store.interface.js';
 import type { PostgresConnectionOption } from '../stores/postgres/postgres-connection.interface.js';
 import type { RedisConnectionOption } from '../stores/redis/redis-connection.option.js';

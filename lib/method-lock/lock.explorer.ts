@@ -1,6 +1,6 @@
 import { Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
-import { LockService } from '../lease/lock.service.js';
+import { LockService } from '../service/lock.service.js';
 import { bindClass, bindInstance, unbindClass, unbindInstance } from './lock-binding.registry.js';
 import { LockMetadataAccessor } from './lock-metadata.accessor.js';
 import { prepareLockedMethod } from './locked-method.preparation.js';

@@ -1,6 +1,6 @@
 import { LockConfigError } from '../errors/lock-config.error.js';
 import { LockNotAcquiredError } from '../errors/lock-not-acquired.error.js';
-import type { LockedMethod } from '../decorator/locked-method.js';
+import type { LockedMethod } from './locked-method.js';
 import { lockServiceFor } from './lock-binding.registry.js';
 import { prepareLockedMethod } from './locked-method.preparation.js';
 import { applyOnLocked } from './on-locked.policy.js';

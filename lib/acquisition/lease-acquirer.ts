@@ -3,16 +3,16 @@ import { LockStoreUnavailableError } from '../errors/lock-store-unavailable.erro
 import { AcquireTally } from '../events/acquire-tally.js';
 import type { LockEvents } from '../events/lock-events.js';
 import { assertLockKey } from '../keys/lock-key.js';
-import type { ResolvedLockOptions } from '../module/lock-module-options.interface.js';
+import type { ResolvedLockOptions } from '../options/lock-module-options.interface.js';
 import { durationOption } from '../support/duration-option.js';
 import { nameOption } from '../support/name-option.js';
 import type { AcquireResult, LockGranted, LockStore } from '../stores/lock-store.interface.js';
-import type { AcquireOptions } from './acquire-options.interface.js';
-import type { FirstAttempt, WaitOutcome } from './acquire-waiter.js';
-import type { LeaseHost } from './lease-host.interface.js';
-import { Lease } from './lease.js';
+import type { AcquireOptions } from '../options/acquire-options.interface.js';
+import type { FirstAttempt, WaitOutcome } from './retry-loop.js';
+import type { LeaseHost } from '../lease/lease-host.interface.js';
+import { Lease } from '../lease/lease.js';
 import type { ShutdownGate } from './shutdown-gate.js';
-import { newToken, triesFirst, waitForGrant, type GrantSource } from './wait-for-grant.js';
+import { newToken, triesFirst, waitForGrant, type GrantSource } from './wait-strategy.js';
 
 /** What a LockService acquires with; the leases it grants are added to `held`. */
 export interface LeaseGrantsContext {

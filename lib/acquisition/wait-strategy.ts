@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { AcquireTally } from '../events/acquire-tally.js';
 import type { LockEvents } from '../events/lock-events.js';
-import type { ResolvedLockOptions } from '../module/lock-module-options.interface.js';
+import type { ResolvedLockOptions } from '../options/lock-module-options.interface.js';
 import type { LockStore } from '../stores/lock-store.interface.js';
-import { acquireWithin, type FirstAttempt, type WaitOutcome } from './acquire-waiter.js';
-import type { LocalWaitQueue } from './local-wait-queue.js';
+import { acquireWithin, type FirstAttempt, type WaitOutcome } from './retry-loop.js';
+import type { LocalWaitQueue } from './local-fifo.js';
 
 /** 122 random bits; randomUUID draws from a cached entropy pool, randomBytes costs a syscall per lease. */
 export const newToken = (): string => randomUUID();

@@ -1,5 +1,5 @@
-import type { LeaseHost } from './lease-host.interface.js';
-import type { Lease } from './lease.js';
+import type { LeaseHost } from '../lease/lease-host.interface.js';
+import type { Lease } from '../lease/lease.js';
 
 const ignore = (): void => undefined;
 
