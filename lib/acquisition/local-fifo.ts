@@ -5,11 +5,12 @@ interface KeyQueue {
 }
 
 /**
- * Waiters of one application for the same key form a FIFO, and only the head talks to the store. Without
+ * Waiters of one application for the same key form a FIFO, and only the head talks to the store (the
+ * waiting that stores with a queue of their own do in the store instead, see wait-strategy.ts). Without
  * it every release wakes every local waiter into an acquire attempt (one wins, the rest are wasted
  * round trips), and a caller that just released can grab the key again ahead of those already waiting.
  */
-export class LocalWaitQueue {
+export class LocalFifo {
   private readonly queues = new Map<string, KeyQueue>();
 
   /** Whether some local caller waits for `key` (or is the one talking to the store for it). */

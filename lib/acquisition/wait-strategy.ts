@@ -1,20 +1,17 @@
-import { randomUUID } from 'node:crypto';
 import type { AcquireTally } from '../events/acquire-tally.js';
 import type { LockEvents } from '../events/lock-events.js';
 import type { ResolvedLockOptions } from '../options/lock-module-options.interface.js';
 import type { LockStore } from '../stores/lock-store.interface.js';
 import { acquireWithin, type FirstAttempt, type WaitOutcome } from './retry-loop.js';
-import type { LocalWaitQueue } from './local-fifo.js';
-
-/** 122 random bits; randomUUID draws from a cached entropy pool, randomBytes costs a syscall per lease. */
-export const newToken = (): string => randomUUID();
+import type { LocalFifo } from './local-fifo.js';
+import { newToken } from './ownership-token.js';
 
 /** What one LockService acquires with. */
 export interface GrantSource {
   readonly store: LockStore;
   readonly events: LockEvents;
   readonly options: Pick<ResolvedLockOptions, 'holder' | 'retryMinDelayMs' | 'retryMaxDelayMs'>;
-  readonly waiters: LocalWaitQueue;
+  readonly waiters: LocalFifo;
 }
 
 export interface GrantRequest {

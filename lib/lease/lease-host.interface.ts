@@ -1,22 +1,39 @@
 import type { LockEvents } from '../events/lock-events.js';
 import type { LockStore } from '../stores/lock-store.interface.js';
-import type { TransactionSynchronizer } from '../transactions/transaction-synchronizer.interface.js';
 import type { LeaseWatchdog } from '../watchdog/lease.watchdog.js';
+import type { LeaseContext } from './lease-context.js';
 import type { Lease } from './lease.js';
+
+/**
+ * How a lease's scopes end: handed to the transaction they ran in, if any, or released (implemented in
+ * transactions/lease-deferral.ts, which is where everything about release after commit lives).
+ */
+export interface TransactionHold {
+  /**
+   * True when a transaction active here now holds `lease` too, until it has committed or rolled back.
+   * False outside transactions or for a lease already lost. A broken integration's error propagates.
+   */
+  hold(lease: Lease): boolean;
+  /**
+   * The scope that took `lease` has ended: released now, or held by the transaction it ran in until that
+   * completes. Rejects with `LeaseLostError` for a lost lease and with a broken integration's error.
+   */
+  endScope(lease: Lease): Promise<void>;
+}
 
 /** The services a lease reports to; supplied by the LockService that granted it. */
 export interface LeaseHost {
   readonly store: LockStore;
+  /** For `extend()`: renewals are held while an extension is in flight. */
   readonly watchdog: LeaseWatchdog;
   readonly events: LockEvents;
-  readonly transactions: TransactionSynchronizer;
+  /** The async context of the application's scopes: a release from inside one must not wait for itself. */
+  readonly context: LeaseContext;
+  readonly transactions: TransactionHold;
   /** The module's `renewIntervalMs`, if set. */
   readonly renewIntervalMs: number | undefined;
+  /** The lease was released or lost: it is no longer the application's to give back at shutdown. */
   settled(lease: Lease): void;
-  /** A lease deferred to the current transaction, kept there so the transaction owns its key. */
-  retainInTransaction(lease: Lease): void;
-  /** How many scopes of `lease` the current call chain is running (0 outside them). */
-  scopesHere(lease: Lease): number;
 }
 
 /** @internal Everything the store's grant decided. */
@@ -31,6 +48,6 @@ export interface LeaseGrant {
   readonly autoRenew: boolean;
   /** When the granting call was sent: the store's TTL started no earlier. */
   readonly sentAt: number;
-  /** The TTL the store started then, when shorter than `leaseMs` (a queue's hand-off); renewals ask for `leaseMs`. */
-  readonly ttlMs?: number;
+  /** The TTL the store started then: `leaseMs`, or less for a queue's hand-off (renewals ask for `leaseMs`). */
+  readonly ttlMs: number;
 }

@@ -3,10 +3,10 @@ import { LeaseReleasedError } from '../errors/lease-released.error.js';
 import { durationOption } from '../support/duration-option.js';
 import type { LockLeaseEvent } from '../events/lock-event.types.js';
 import { tokenDigest } from '../events/token-digest.js';
-import { clockDriftMs } from './clock-drift.js';
 import type { WatchedLease } from '../watchdog/watched-lease.interface.js';
+import { LeaseDeadline } from './lease-deadline.js';
+import { extendOnce } from './lease-extension.js';
 import type { LeaseGrant, LeaseHost } from './lease-host.interface.js';
-import { holdForTransaction } from '../transactions/lease-deferral.js';
 import { ScopeCount } from './scope-count.js';
 
 const ignore = (): void => undefined;
@@ -30,24 +30,21 @@ export class Lease implements AsyncDisposable, WatchedLease {
   readonly name: string | undefined;
   /** Strictly greater than every earlier grant's token for this key: pass it to the resource you write. */
   readonly fencingToken: number;
-  /** @internal */
+  /** @internal The ownership token: never logged, never serialised. */
   readonly token: string;
-  /** @internal */
+  /** @internal False: kept alive by `extend()` calls only. */
   readonly autoRenew: boolean;
   /** @internal The lease length every renewal asks for; changed by `extend()`. */
   leaseMs: number;
-  // Fields most leases never set are declared only (no slot defined per lease until one is set), and
-  // AbortController and the scope count are created on first use: a lease taken and released by hand
-  // costs neither.
+  // Fields most leases never set are declared only (no slot until set); AbortController and the scope count
+  // are made on first use: a lease taken and released by hand costs neither.
   declare private abortController?: AbortController;
   declare private digest?: string;
   /** @internal Set when the lease is lost; the reason its signal aborts with. */
   declare lostError?: LeaseLostError;
   private readonly grantedAt = Date.now();
   private readonly minHoldMs: number;
-  private localExpiry!: number;
-  /** `localExpiry` less the clock-drift allowance of the TTL it counts; the watchdog reads it too. */
-  private lossAt!: number;
+  private readonly expiry = new LeaseDeadline();
   private state: LeaseState = 'held';
   declare private releasing?: Promise<void>;
   declare private extending?: Promise<void>;
@@ -56,7 +53,7 @@ export class Lease implements AsyncDisposable, WatchedLease {
   /** @internal The watchdog's (see `WatchedLeases`). */
   declare watchSlot?: unknown;
 
-  /** @internal Created by LockService only. */
+  /** @internal Created by LockService only, which records it before the watchdog watches it (or loses it). */
   constructor(
     private readonly host: LeaseHost,
     grant: LeaseGrant,
@@ -68,9 +65,7 @@ export class Lease implements AsyncDisposable, WatchedLease {
     this.leaseMs = grant.leaseMs;
     this.minHoldMs = grant.minHoldMs;
     this.autoRenew = grant.autoRenew;
-    const ttlMs = grant.ttlMs ?? grant.leaseMs;
-    this.expireAfter(grant.sentAt, ttlMs);
-    host.watchdog.watch(this, grant.sentAt, ttlMs);
+    this.expiry.restart(grant.sentAt, grant.ttlMs);
   }
 
   /** Aborted, with a `LeaseLostError` as reason, when the lease is lost. Not aborted by a normal release. */
@@ -82,30 +77,22 @@ export class Lease implements AsyncDisposable, WatchedLease {
 
   /** @internal Short digest of the token, for logs and events. */
   get tokenDigest(): string {
-    this.digest ??= tokenDigest(this.token);
-    return this.digest;
+    return (this.digest ??= tokenDigest(this.token));
   }
 
-  /**
-   * @internal How often the watchdog renews: the module's `renewIntervalMs` (default a third of the lease),
-   * never more than half of the lease's current length, so an `extend()` to a shorter lease is renewed in time.
-   */
+  /** @internal The module's `renewIntervalMs` (default lease / 3), at most half the current lease (`extend()`). */
   get renewIntervalMs(): number {
     return Math.max(1, Math.floor(Math.min(this.host.renewIntervalMs ?? this.leaseMs / 3, this.leaseMs / 2)));
   }
 
   /** Local view of when the lease expires (epoch ms) unless renewed: the last renewal's send time + lease. */
   get expiresAt(): number {
-    return this.localExpiry;
+    return this.expiry.expiresAt;
   }
 
-  /**
-   * @internal When the lease counts as lost unless renewed (epoch ms): `expiresAt` less the allowance for
-   * the store's clock running faster, taken of the TTL it counts (a queue hand-off's short one included).
-   * The one deadline both the watchdog and the checks before a commit go by.
-   */
+  /** @internal When the lease counts as lost unless renewed (see LeaseDeadline): watchdog and commits go by it. */
   get deadline(): number {
-    return this.lossAt;
+    return this.expiry.lossAt;
   }
 
   /** True until the lease is released or lost. */
@@ -120,54 +107,27 @@ export class Lease implements AsyncDisposable, WatchedLease {
    */
   extend(ms: number = this.leaseMs): Promise<void> {
     const leaseMs = durationOption('leaseMs', ms, 10);
-    const run = (this.extending ?? Promise.resolve()).then(() => this.extendOnce(leaseMs));
+    const run = (this.extending ?? Promise.resolve()).then(() => extendOnce(this, this.host, leaseMs));
     this.extending = run.catch(ignore);
     return run;
   }
 
-  private async extendOnce(leaseMs: number): Promise<void> {
-    this.assertExtendable();
-    // No renewal may be in flight or start while the extension is: whichever reached the store last would
-    // decide the TTL, and the local deadline could not know which one that was.
-    await this.host.watchdog.hold(this);
-    let resumed = false;
-    try {
-      this.assertExtendable();
-      const sentAt = Date.now();
-      const [renewed] = await this.host.store.renew([{ key: this.key, token: this.token, leaseMs }]);
-      if (renewed instanceof Error) throw renewed;
-      if (!renewed) this.onLost('rejected');
-      // The deadline may have passed, or the lease been given up, while the renewal was in flight.
-      this.assertExtendable();
-      this.leaseMs = leaseMs;
-      this.expireAfter(sentAt, leaseMs);
-      this.host.watchdog.watch(this, sentAt);
-      resumed = true;
-      // A watchdog that already stopped (shutdown) declares the lease lost instead of watching it.
-      if (this.lostError) throw this.lostError;
-    } finally {
-      if (!resumed) this.host.watchdog.resume(this);
-    }
-  }
-
-  private assertExtendable(): void {
+  /** @internal Throws unless the lease can still be extended: lost, or released. */
+  assertExtendable(): void {
     this.assertHeld();
     if (this.state !== 'held') throw new LeaseReleasedError(`Lease on "${this.key}" was already released; it cannot be extended.`);
   }
 
   /**
-   * Gives the key back (token-checked; with `minHoldMs` the key is kept until that much time has passed
-   * since the grant) once every scope running under the lease has finished — joined re-entrant calls and
-   * transactions that ran work under it included, but not the scope that calls `release()` itself.
-   * Idempotent.
-   *
-   * Rejects with `LeaseLostError` when the lease turned out to be lost (its `signal` aborted): the work
-   * done under it may have overlapped another holder's. Rejects with `LockStoreUnavailableError` when the
-   * store could not be reached: the key then expires on its own after the lease.
+   * Gives the key back (token-checked; kept until `minHoldMs` after the grant) once every scope running under
+   * the lease has finished (joined calls and transactions that ran work under it, not the caller's own scope).
+   * Idempotent. Rejects with `LeaseLostError` when the lease turned out to be lost (the work done under it may
+   * have overlapped another holder's), with `LockStoreUnavailableError` when the store could not be reached
+   * (the key then expires on its own after the lease).
    */
   release(): Promise<void> {
     // A lease no scope runs under (a manual acquire) has none in the caller's chain either: no lookup.
-    this.releasing ??= this.releaseOnce(this.idle ? 0 : this.host.scopesHere(this));
+    this.releasing ??= this.releaseOnce(this.idle ? 0 : this.host.context.count(this));
     return this.releasing;
   }
 
@@ -179,42 +139,20 @@ export class Lease implements AsyncDisposable, WatchedLease {
    * release is reported through the `release-failed` event instead, so it cannot mask the block's outcome.
    */
   [Symbol.asyncDispose](): Promise<void> {
-    return this.endScope();
+    return this.host.transactions.endScope(this);
   }
 
   /**
-   * @internal The scope that took the lease has ended. Inside a transaction the transaction now holds the
-   * lease (see `holdForTransaction`) and the release waits for its COMMIT or ROLLBACK; otherwise the lease
-   * is released now. Rejects with `LeaseLostError` for a lost lease and with a broken integration's error
-   * (the key then goes back at once); a store failure on release is an event only.
+   * @internal The scope that took the lease has ended: released now, or, inside a transaction, once it has
+   * completed (see transactions/lease-deferral.ts).
    */
-  async endScope(): Promise<void> {
-    let heldByTransaction: boolean;
-    try {
-      heldByTransaction = this.holdForTransaction();
-    } catch (integrationError) {
-      await this.release().catch(ignore);
-      throw integrationError;
-    }
-    if (heldByTransaction) {
-      void this.release().catch(ignore);
-      return;
-    }
-    try {
-      await this.release();
-    } catch (error) {
-      if (error instanceof LeaseLostError) throw error;
-    }
+  endScope(): Promise<void> {
+    return this.host.transactions.endScope(this);
   }
 
-  /**
-   * @internal A scope has run work under this lease: a transaction active here holds the lease too, until
-   * it completes (the `deferred` event). A broken integration's error propagates.
-   */
+  /** @internal A scope ran work under this lease: a transaction active here holds it too until it completes. */
   holdForTransaction(): boolean {
-    const held = holdForTransaction(this, this.host);
-    if (held) this.host.events.emit('deferred', () => ({ ...this.describe(), heldMs: this.heldMs() }));
-    return held;
+    return this.host.transactions.hold(this);
   }
 
   /** @internal True when no scope runs under the lease. */
@@ -224,7 +162,7 @@ export class Lease implements AsyncDisposable, WatchedLease {
 
   /** What a lease shows when logged or serialised: never the ownership token. */
   toJSON(): { key: string; fencingToken: number; expiresAt: number; held: boolean } {
-    return { key: this.key, fencingToken: this.fencingToken, expiresAt: this.localExpiry, held: this.held };
+    return { key: this.key, fencingToken: this.fencingToken, expiresAt: this.expiresAt, held: this.held };
   }
 
   [Symbol.for('nodejs.util.inspect.custom')](): string {
@@ -241,10 +179,7 @@ export class Lease implements AsyncDisposable, WatchedLease {
     this.scopes!.exit();
   }
 
-  /**
-   * @internal Throws the lease's `LeaseLostError` if it is lost — including when its local deadline has
-   * passed and no timer has said so yet.
-   */
+  /** @internal Throws the `LeaseLostError` of a lost lease, also one past its deadline no timer has seen yet. */
   assertHeld(): void {
     this.confirmHeld();
     if (this.lostError) throw this.lostError;
@@ -265,28 +200,26 @@ export class Lease implements AsyncDisposable, WatchedLease {
   }
 
   /**
-   * Declares the lease lost as soon as its local deadline has passed, without waiting for the
-   * watchdog's timer: after the process was frozen (GC pause, SIGSTOP, a blocked event loop) timers fire
-   * late, and a commit or a result must not slip through before they do.
+   * Declares the lease lost once its local deadline has passed, without waiting for the watchdog: after a
+   * freeze (GC pause, SIGSTOP, a blocked event loop) timers fire late, and no commit may slip through first.
    */
   private confirmHeld(): void {
-    if (this.state === 'held' && Date.now() >= this.lossAt) this.onLost('expired');
+    if (this.state === 'held' && this.expiry.passed()) this.onLost('expired');
   }
 
-  /** A grant or renewal sent at `sentAt` started a TTL of `ttlMs` in the store. */
-  private expireAfter(sentAt: number, ttlMs: number): void {
-    this.localExpiry = sentAt + ttlMs;
-    // The drift of the TTL counted: 1 % of a long lease can exceed a hand-off's short TTL.
-    this.lossAt = this.localExpiry - clockDriftMs(ttlMs);
+  /** @internal An extension to `leaseMs`, sent at `sentAt`, got through: later renewals keep that length. */
+  extended(sentAt: number, leaseMs: number): void {
+    this.leaseMs = leaseMs;
+    this.expiry.restart(sentAt, leaseMs);
   }
 
   /** @internal A renewal that asked for `leaseMs` and was sent at `sentAt` got through. */
   onRenewed(sentAt: number, leaseMs: number, latencyMs: number): void {
-    this.expireAfter(sentAt, leaseMs);
-    if (this.host.events.wants('renewed')) this.host.events.emit('renewed', () => ({ ...this.describe(), expiresAt: this.localExpiry, latencyMs }));
+    this.expiry.restart(sentAt, leaseMs);
+    if (this.host.events.wants('renewed')) this.host.events.emit('renewed', () => ({ ...this.describe(), expiresAt: this.expiresAt, latencyMs }));
   }
 
-  /** @internal */
+  /** @internal A renewal's outcome is unknown; the watchdog retries it until the deadline. */
   onRenewFailed(error: unknown, latencyMs: number): void {
     this.host.events.emit('renew-failed', () => ({ ...this.describe(), error, latencyMs }));
   }
@@ -317,7 +250,7 @@ export class Lease implements AsyncDisposable, WatchedLease {
   async abandon(): Promise<void> {
     if (this.state !== 'held') return;
     this.onLost('shutdown');
-    await this.host.store.release(this.key, this.token, this.keptMs()).catch(() => undefined);
+    await this.host.store.release(this.key, this.token, this.keptMs()).catch(ignore);
   }
 
   private keptMs(): number {
@@ -354,11 +287,13 @@ export class Lease implements AsyncDisposable, WatchedLease {
     if (this.host.events.wants('released')) this.host.events.emit('released', () => ({ ...this.describe(), heldMs: this.heldMs(), keptMs }));
   }
 
-  private heldMs(): number {
+  /** @internal How long the lease has been held, for events. */
+  heldMs(): number {
     return Date.now() - this.grantedAt;
   }
 
-  private describe(): LockLeaseEvent {
+  /** @internal The fields every event about this lease carries. */
+  describe(): LockLeaseEvent {
     return { key: this.key, name: this.name, fencingToken: this.fencingToken, tokenDigest: this.tokenDigest };
   }
 }

@@ -1,20 +1,23 @@
 import { Inject, Injectable, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import { LeaseAcquirer } from '../acquisition/lease-acquirer.js';
+import { LocalFifo } from '../acquisition/local-fifo.js';
+import { ShutdownGate } from '../acquisition/shutdown-gate.js';
 import { LeaseLostError } from '../errors/lease-lost.error.js';
 import { LockReentryError } from '../errors/lock-reentry.error.js';
 import { LockEvents } from '../events/lock-events.js';
+import { LeaseContext } from '../lease/lease-context.js';
+import type { LeaseHost } from '../lease/lease-host.interface.js';
+import type { Lease } from '../lease/lease.js';
 import { RESOLVED_LOCK_OPTIONS } from '../lock.internal-constants.js';
+import type { AcquireOptions } from '../options/acquire-options.interface.js';
 import type { ResolvedLockOptions } from '../options/lock-module-options.interface.js';
 import { InjectLockStore, type LockStore } from '../stores/lock-store.interface.js';
-import { LeaseWatchdog, type WatchdogStatus } from '../watchdog/lease.watchdog.js';
 import { registerHeldLeaseCheck } from '../transactions/held-leases.js';
-import { LeaseContext } from '../lease/lease-context.js';
-import { LocalWaitQueue } from '../acquisition/local-fifo.js';
-import type { LeaseHost } from '../lease/lease-host.interface.js';
-import { Lease } from '../lease/lease.js';
-import { LeaseGrants } from '../acquisition/lease-acquirer.js';
-import { ShutdownGate } from '../acquisition/shutdown-gate.js';
-import type { GrantSource } from '../acquisition/wait-strategy.js';
+import { LeaseDeferral } from '../transactions/lease-deferral.js';
 import { TransactionOwnedLeases } from '../transactions/transaction-owned-leases.js';
+import { LeaseWatchdog, type WatchdogStatus } from '../watchdog/lease.watchdog.js';
+
+export type { AcquireOptions } from '../options/acquire-options.interface.js';
 
 /** What {@link LockService.checkHealth} reports. */
 export interface LockHealth {
@@ -22,10 +25,6 @@ export interface LockHealth {
   readonly watchdog: WatchdogStatus;
   readonly shuttingDown: boolean;
 }
-
-import type { AcquireOptions } from '../options/acquire-options.interface.js';
-
-export type { AcquireOptions } from '../options/acquire-options.interface.js';
 
 /**
  * Takes and releases cluster-wide leases. One instance per application: it owns the application's leases
@@ -35,11 +34,9 @@ export type { AcquireOptions } from '../options/acquire-options.interface.js';
 export class LockService implements OnModuleInit, OnApplicationShutdown {
   private readonly held = new Set<Lease>();
   private readonly context = new LeaseContext();
-  private readonly acquisition: GrantSource;
-  private readonly host: LeaseHost;
   private readonly gate = new ShutdownGate(() => this.held.size);
   private readonly owned: TransactionOwnedLeases;
-  private readonly grants: LeaseGrants;
+  private readonly acquirer: LeaseAcquirer;
   private unregisterLeaseCheck?: () => void;
 
   constructor(
@@ -49,27 +46,26 @@ export class LockService implements OnModuleInit, OnApplicationShutdown {
     events: LockEvents,
   ) {
     this.owned = new TransactionOwnedLeases(options.transactionSynchronizer);
-    this.acquisition = { store, events, options, waiters: new LocalWaitQueue() };
-    this.host = {
+    const host: LeaseHost = {
       store,
       watchdog,
       events,
-      transactions: options.transactionSynchronizer,
+      context: this.context,
+      transactions: new LeaseDeferral(options.transactionSynchronizer, this.owned, events),
       renewIntervalMs: options.renewIntervalMs,
       settled: (lease) => {
         this.held.delete(lease);
         this.gate.changed();
       },
-      retainInTransaction: (lease) => this.owned.retain(lease),
-      scopesHere: (lease) => this.context.count(lease),
     };
-    this.grants = new LeaseGrants({
+    this.acquirer = new LeaseAcquirer({
       options,
       store,
       events,
+      watchdog,
       gate: this.gate,
-      acquisition: this.acquisition,
-      host: this.host,
+      waiting: { store, events, options, waiters: new LocalFifo() },
+      host,
       held: this.held,
       assertNotHeldHere: (key) => this.assertNotHeldHere(key),
     });
@@ -88,17 +84,17 @@ export class LockService implements OnModuleInit, OnApplicationShutdown {
 
   /** Waits up to `waitMs` for the key; throws `LockNotAcquiredError` if it stays taken. */
   acquire(key: string, options: AcquireOptions = NO_OPTIONS): Promise<Lease> {
-    return this.take(key, options, false);
+    return this.acquirer.acquire(key, options, options.waitMs ?? this.options.waitMs, 'acquire') as Promise<Lease>;
   }
 
   /** One attempt: the lease, or null if the key is taken. */
   tryAcquire(key: string, options: Omit<AcquireOptions, 'waitMs'> = NO_OPTIONS): Promise<Lease | null> {
-    return this.grants.take(key, options, 0, false, false);
+    return this.acquirer.acquire(key, options, 0, 'try');
   }
 
-  /** `acquire`; `checked` when the caller has already looked for this key in the current call chain. */
-  private take(key: string, options: AcquireOptions, checked: boolean): Promise<Lease> {
-    return this.grants.take(key, options, options.waitMs ?? this.options.waitMs, checked, true) as Promise<Lease>;
+  /** The lease of a scope (`withLock`, locked methods), whose caller looked for the key in its chain already. */
+  private acquireForScope(key: string, options: AcquireOptions): Promise<Lease> {
+    return this.acquirer.acquire(key, options, options.waitMs ?? this.options.waitMs, 'scope') as Promise<Lease>;
   }
 
   /**
@@ -123,14 +119,14 @@ export class LockService implements OnModuleInit, OnApplicationShutdown {
       return this.context.join(holder, async () => fn(holder.lease));
     }
     // Outside transactions (the common case) nothing below asks the synchronizer again.
-    if (!this.options.transactionSynchronizer.isTransactionActive()) return await this.runLocked(key, await this.take(key, options, true), fn);
+    if (!this.options.transactionSynchronizer.isTransactionActive()) return await this.runLocked(key, await this.acquireForScope(key, options), fn);
     const owned = this.owned.frameFor(key);
     if (owned) return this.context.join(owned, async () => fn(owned.lease));
     const siblings = this.owned.watchSiblings(key, options.signal);
-    if (!siblings) return this.runLocked(key, await this.take(key, options, true), fn);
+    if (!siblings) return this.runLocked(key, await this.acquireForScope(key, options), fn);
     let lease: Lease;
     try {
-      lease = await this.take(key, { ...options, signal: siblings.signal }, true);
+      lease = await this.acquireForScope(key, { ...options, signal: siblings.signal });
     } catch (error) {
       const frame = siblings.joinable(error);
       if (!frame) throw error;
@@ -203,7 +199,6 @@ export class LockService implements OnModuleInit, OnApplicationShutdown {
       throw new LockReentryError(key, 'transaction');
     }
   }
-
 }
 
 /** Shared by every call that passes no options: nothing to allocate. */
