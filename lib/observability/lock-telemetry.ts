@@ -8,7 +8,7 @@ import { LockMetrics } from './lock-metrics.js';
 import { LOCK_INSTRUMENTATION_SCOPE } from './lock-metric.names.js';
 import { LockSpans } from './lock-spans.js';
 import { loadOpenTelemetryApi } from './opentelemetry.loader.js';
-import { storeKind } from './store-kind.js';
+import { storeAttribute } from './store-attribute.js';
 
 /** One application's OpenTelemetry metrics and spans; empty unless the `openTelemetry` option is on. */
 export class LockTelemetry implements OnApplicationShutdown {
@@ -33,7 +33,7 @@ export const lockTelemetryProvider: FactoryProvider<LockTelemetry | Promise<Lock
     const telemetry = options.openTelemetry;
     if (!telemetry || (!telemetry.metrics && !telemetry.spans)) return new LockTelemetry();
     return loadOpenTelemetryApi().then((api) => {
-      const store = storeKind(options.store);
+      const store = storeAttribute(options.store);
       const metrics = telemetry.metrics
         ? new LockMetrics((telemetry.meterProvider ?? api.metrics.getMeterProvider()).getMeter(LOCK_INSTRUMENTATION_SCOPE) as Meter, {
             events,

@@ -1,60 +1,16 @@
-import type { EtcdConnectionOption } from '../stores/etcd/etcd-connection-option.js';
-import type { LockTelemetryOptions, ResolvedTelemetryOptions } from './lock-telemetry.options.js';
 import type { LockStore } from '../stores/lock-store.interface.js';
-import type { PostgresConnectionOption } from '../stores/postgres/postgres-connection.interface.js';
-import type { RedisConnectionOption } from '../stores/redis/redis-connection.option.js';
+import type { LockStoreKind, StoreModuleOptions } from '../stores/registry/lock-store-registry.js';
 import type { TransactionSynchronizer } from '../transactions/transaction-synchronizer.interface.js';
+import type { LockTelemetryOptions, ResolvedTelemetryOptions } from './lock-telemetry.options.js';
 
-/** Which lease store backs the module. */
-export type LockStoreKind = 'redis' | 'memory' | 'postgres' | 'etcd';
+export type { LockStoreKind } from '../stores/registry/lock-store-registry.js';
 
-/** Options of `DistributedLockModule.forRoot` / `forRootAsync`. Durations are milliseconds. */
-export interface LockModuleOptions {
-  /**
-   * Where the locks live: a URL (`redis://`, `rediss://` for TLS, user and password for ACL), ioredis
-   * options (Sentinel: `{ sentinels, name }`), `{ url, ...ioredis options }`, a Redis Cluster as
-   * `{ cluster: [seed nodes], ...ioredis Cluster options }`, or an ioredis `Redis`/`Cluster` instance to
-   * reuse (the module then never closes it). Required when `store` is `'redis'`, so a missing environment
-   * variable fails at startup instead of silently locking on localhost. See docs/topologies.md.
-   */
-  redis?: RedisConnectionOption;
-  /**
-   * The PostgreSQL database for `store: 'postgres'`: a `postgres://` URL, node-postgres pool settings, or a
-   * `pg.Pool` to reuse (the module then never ends it). Leases go to the table `distributed_locks`, created
-   * on first use; construct a `PostgresLockStore` yourself for another schema or table. Requires `pg`.
-   */
-  postgres?: PostgresConnectionOption;
-  /**
-   * Where the locks live with `store: 'etcd'`: a client URL, the list of every member's URL, `etcd3` client
-   * options, or an `Etcd3` client to reuse (never closed by the module). Requires the `etcd3` package.
-   * Required when `store` is `'etcd'`; see docs/etcd.md for what it guarantees and how `leaseMs` maps to
-   * etcd's whole-second leases.
-   */
-  etcd?: EtcdConnectionOption;
-  /**
-   * Redis only: how many replicas must acknowledge each grant and renewal (`WAIT`) before it counts. A grant
-   * not acknowledged within half of `commandTimeoutMs` is released and the acquisition retried (within
-   * `waitMs`), so a failover to an acknowledging replica cannot lose it. Costs a replica round trip per
-   * grant and renewal; with fewer than this many replicas reachable, locks fail closed.
-   * @default 0
-   */
-  replicas?: number;
-  /**
-   * Redis only: waiters queue in Redis, first come first served across every instance. A release hands the
-   * key to the next waiter in the same step (with its fencing token) and wakes only that waiter, so a hot
-   * key passes from instance to instance in turn, with no herd and nobody starved. Without it, every
-   * instance's first waiter is woken by a release and they race for the key (fair within one instance
-   * only). Costs an uncontended acquisition one more command inside Redis; see docs/performance.md.
-   * Not combinable with `replicas` yet.
-   * @default false
-   */
-  fair?: boolean;
-  /**
-   * Redis 7 only: wake waiters over sharded pub/sub (SSUBSCRIBE / SPUBLISH), so on a Cluster a release is
-   * announced on its own shard instead of broadcast to every node.
-   * @default false
-   */
-  shardedPubSub?: boolean;
+/**
+ * Options of `DistributedLockModule.forRoot` / `forRootAsync`. Durations are milliseconds. The options of
+ * each store (its connection: `redis`, `postgres`, `etcd`; Redis' `replicas`, `fair`, `shardedPubSub`) are
+ * declared by the store's kind (see stores/registry/).
+ */
+export interface LockModuleOptions extends StoreModuleOptions {
   /**
    * Where leases live: `'redis'` (see `redis`); `'postgres'`, a lease table (see `postgres`); `'etcd'`, an
    * etcd cluster (consensus: unavailable rather than two holders; see `etcd`); `'memory'`, this process
@@ -125,13 +81,9 @@ export interface LockModuleOptions {
 
 /** {@link LockModuleOptions} after defaults and validation. */
 export interface ResolvedLockOptions {
-  readonly redis: RedisConnectionOption | undefined;
-  readonly postgres: PostgresConnectionOption | undefined;
-  readonly etcd: EtcdConnectionOption | undefined;
-  readonly replicas: number;
-  readonly fair: boolean;
-  readonly shardedPubSub: boolean;
   readonly store: LockStoreKind | LockStore;
+  /** What the chosen store kind made of the options it reads (undefined for a store instance). */
+  readonly storeSettings: unknown;
   readonly keyPrefix: string;
   readonly leaseMs: number;
   readonly waitMs: number;

@@ -1,9 +1,13 @@
 #!/usr/bin/env node
 import { LOCK_MODULE_DEFAULTS } from '../options/lock-module-options.defaults.js';
 import type { LockStore } from '../stores/lock-store.interface.js';
+import type { RunbookAccess } from '../stores/lock-store-kind.interface.js';
+import { RUNBOOK_STORES } from '../stores/registry/lock-store-registry.js';
 import { parseArguments, UsageError } from './cli-arguments.js';
 import { LockRunbook, type RunbookLock } from './lock-runbook.js';
-import { RUNBOOK_STORES, type RunbookStore } from './runbook-stores.js';
+
+/** How long one store command of the runbook may take: an operator waits, a SCAN of a big keyspace takes a while. */
+const RUNBOOK_COMMAND_TIMEOUT_MS = 10_000;
 
 const USAGE = `Usage: nestjs-distributed-lock <command> ${RUNBOOK_STORES.map((s) => `--${s.flag} ${s.address}`).join(' | ')} [--prefix ${LOCK_MODULE_DEFAULTS.keyPrefix}]
   list [glob]                                    held locks: key, holder, fencing token, TTL
@@ -27,7 +31,7 @@ function describe(lock: RunbookLock): string {
 }
 
 /** The store the flags (or the environment) name; exactly one. */
-function chooseStore(values: ReadonlyMap<string, string>): { store: RunbookStore; address: string } {
+function chooseStore(values: ReadonlyMap<string, string>): { store: RunbookAccess; address: string } {
   const given = RUNBOOK_STORES.filter((store) => values.has(store.flag));
   if (given.length > 1) throw new UsageError(`give one store, not ${given.map((store) => `--${store.flag}`).join(' and ')}`);
   if (given[0]) return { store: given[0], address: values.get(given[0].flag)! };
@@ -110,7 +114,8 @@ async function main(args: string[]): Promise<number> {
   }
   let store: LockStore | undefined;
   try {
-    store = await chosen.store.open(chosen.address, parsed.values.get('prefix') ?? LOCK_MODULE_DEFAULTS.keyPrefix);
+    const keyPrefix = parsed.values.get('prefix') ?? LOCK_MODULE_DEFAULTS.keyPrefix;
+    store = await chosen.store.open(chosen.address, { keyPrefix, commandTimeoutMs: RUNBOOK_COMMAND_TIMEOUT_MS });
     return await runCommand(new LockRunbook(store), command, operands, fencingToken);
   } finally {
     await store?.close();

@@ -1,0 +1,101 @@
+import { LockConfigError } from '../../errors/lock-config.error.js';
+import { booleanOption } from '../../support/boolean-option.js';
+import { refuseForeignConnection, type LockStoreKindDefinition } from '../lock-store-kind.interface.js';
+import { createRedisConnection } from './redis-client.factory.js';
+import { assertRedisConnectionOption, type RedisConnectionOption } from './redis-connection.option.js';
+import { RedisLockStore } from './redis-lock.store.js';
+import { connectToRedisUrl } from './redis-url-connection.js';
+
+/** The module options of `store: 'redis'` (the default store). */
+export interface RedisModuleOptions {
+  /**
+   * Where the locks live: a URL (`redis://`, `rediss://` for TLS, user and password for ACL), ioredis
+   * options (Sentinel: `{ sentinels, name }`), `{ url, ...ioredis options }`, a Redis Cluster as
+   * `{ cluster: [seed nodes], ...ioredis Cluster options }`, or an ioredis `Redis`/`Cluster` instance to
+   * reuse (the module then never closes it). Required when `store` is `'redis'`, so a missing environment
+   * variable fails at startup instead of silently locking on localhost. See docs/topologies.md.
+   */
+  redis?: RedisConnectionOption;
+  /**
+   * Redis only: how many replicas must acknowledge each grant and renewal (`WAIT`) before it counts. A grant
+   * not acknowledged within half of `commandTimeoutMs` is released and the acquisition retried (within
+   * `waitMs`), so a failover to an acknowledging replica cannot lose it. Costs a replica round trip per
+   * grant and renewal; with fewer than this many replicas reachable, locks fail closed.
+   * @default 0
+   */
+  replicas?: number;
+  /**
+   * Redis only: waiters queue in Redis, first come first served across every instance. A release hands the
+   * key to the next waiter in the same step (with its fencing token) and wakes only that waiter, so a hot
+   * key passes from instance to instance in turn, with no herd and nobody starved. Without it, every
+   * instance's first waiter is woken by a release and they race for the key (fair within one instance
+   * only). Costs an uncontended acquisition one more command inside Redis; see docs/performance.md.
+   * Not combinable with `replicas` yet.
+   * @default false
+   */
+  fair?: boolean;
+  /**
+   * Redis 7 only: wake waiters over sharded pub/sub (SSUBSCRIBE / SPUBLISH), so on a Cluster a release is
+   * announced on its own shard instead of broadcast to every node.
+   * @default false
+   */
+  shardedPubSub?: boolean;
+}
+
+/** The `redis` store's options once checked. */
+export interface RedisStoreSettings {
+  readonly connection: RedisConnectionOption;
+  readonly replicas: number;
+  readonly fair: boolean;
+  readonly shardedPubSub: boolean;
+}
+
+/** Replicas a grant waits for when the option is unset: none. */
+const NO_REPLICAS = 0;
+
+/** `store: 'redis'`: one server, Sentinel or Cluster (docs/topologies.md). */
+export const redisStoreKind: LockStoreKindDefinition<'redis', RedisStoreSettings> = {
+  name: 'redis',
+  optionNames: ['redis', 'replicas', 'fair', 'shardedPubSub'],
+  storeClassName: 'RedisLockStore',
+  resolve: (options) => {
+    assertRedisConnectionOption(options.redis);
+    const replicas = replicasOption(options.replicas);
+    const shardedPubSub = booleanOption('shardedPubSub', options.shardedPubSub, false);
+    const fair = booleanOption('fair', options.fair, false);
+    if (fair && replicas > 0) throw new LockConfigError('fair', fair, 'false while replicas is set (a queue hand-off is not acknowledged by replicas yet)');
+    return { connection: options.redis, replicas, fair, shardedPubSub };
+  },
+  refuseForeign: (options, chosen) => {
+    refuseForeignConnection('redis', 'redis', options, chosen);
+    const replicas = replicasOption(options.replicas);
+    const shardedPubSub = booleanOption('shardedPubSub', options.shardedPubSub, false);
+    if (replicas > 0 || shardedPubSub) {
+      throw new LockConfigError(replicas > 0 ? 'replicas' : 'shardedPubSub', replicas > 0 ? replicas : shardedPubSub, "only with store 'redis'");
+    }
+    if (booleanOption('fair', options.fair, false)) {
+      throw new LockConfigError('fair', true, "only with store 'redis' (etcd's waiters queue in etcd anyway; the others have no queue)");
+    }
+  },
+  create: (settings, { keyPrefix, commandTimeoutMs }) => {
+    const connection = createRedisConnection(settings.connection, { shardedPubSub: settings.shardedPubSub, closeTimeoutMs: commandTimeoutMs });
+    return new RedisLockStore(connection, { keyPrefix, commandTimeoutMs, replicas: settings.replicas, fair: settings.fair });
+  },
+  runbook: {
+    flag: 'redis',
+    env: 'REDIS_URL',
+    address: '<redis:// URL> (one node is enough on a Cluster)',
+    open: async (url, { keyPrefix, commandTimeoutMs }) => {
+      const connection = await connectToRedisUrl(url, { timeoutMs: commandTimeoutMs, closeTimeoutMs: 2_000 });
+      return new RedisLockStore(connection, { keyPrefix, commandTimeoutMs });
+    },
+  },
+};
+
+function replicasOption(value: unknown): number {
+  const replicas = value ?? NO_REPLICAS;
+  if (!Number.isInteger(replicas) || (replicas as number) < 0 || (replicas as number) > 16) {
+    throw new LockConfigError('replicas', replicas, 'a whole number of replicas from 0 to 16');
+  }
+  return replicas as number;
+}
