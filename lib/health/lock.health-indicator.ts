@@ -1,6 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/terminus';
-import { LockService, type LockHealth } from '../index.js';
+import { LockService, type LockHealth } from '../service/lock.service.js';
 
 /** Thresholds of {@link LockHealthIndicator.isHealthy}. */
 export interface LockHealthCheckOptions {

@@ -1,15 +1,15 @@
-import {
-  LockStoreUnavailableError,
-  MemoryLockStore,
-  type AcquireResult,
-  type ForceReleaseResult,
-  type HeldLock,
-  type LockStore,
-  type QueuedAcquireOutcome,
-  type QueuedAcquireRequest,
-  type RenewOutcome,
-  type RenewRequest,
-} from '../index.js';
+import { LockStoreUnavailableError } from '../errors/lock-store-unavailable.error.js';
+import type {
+  AcquireResult,
+  ForceReleaseResult,
+  HeldLock,
+  LockStore,
+  QueuedAcquireOutcome,
+  QueuedAcquireRequest,
+  RenewOutcome,
+  RenewRequest,
+} from '../stores/lock-store.interface.js';
+import { MemoryLockStore } from '../stores/memory/memory-lock.store.js';
 import { Fault, type FaultOptions, type InjectedFault, type LockStoreOperation } from './injected-fault.js';
 
 /**

@@ -1,4 +1,6 @@
-import { LOCK_EVENT_NAMES as EVENT_NAMES, LockConfigError, type LockEventMap, type LockEventName, type LockEvents } from '../index.js';
+import { LockConfigError } from '../errors/lock-config.error.js';
+import { LOCK_EVENT_NAMES as EVENT_NAMES, type LockEventMap, type LockEventName } from '../events/lock-event.types.js';
+import type { LockEvents } from '../events/lock-events.js';
 
 /** Which payloads to wait for: fields that must be equal (e.g. `{ key: 'order:1' }`), or a predicate. */
 export type LockEventMatch<E extends LockEventName> = Partial<LockEventMap[E]> | ((payload: LockEventMap[E]) => boolean);

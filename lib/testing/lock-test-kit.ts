@@ -1,13 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import {
-  LockConfigError,
-  LockEvents,
-  LockStore,
-  type HeldLock,
-  type LockEventMap,
-  type LockEventName,
-  type LockLostEvent,
-} from '../index.js';
+import { LockConfigError } from '../errors/lock-config.error.js';
+import type { LockEventMap, LockEventName, LockLostEvent } from '../events/lock-event.types.js';
+import { LockEvents } from '../events/lock-events.js';
+import { LockStore, type HeldLock } from '../stores/lock-store.interface.js';
 import { FaultInjectingLockStore } from './fault-injecting-lock.store.js';
 import type { InjectedFault } from './injected-fault.js';
 import { LockEventRecorder, type LockEventMatch, type WaitForEventOptions } from './lock-event-recorder.js';

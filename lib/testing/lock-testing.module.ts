@@ -1,5 +1,9 @@
 import { Module, type DynamicModule } from '@nestjs/common';
-import { DistributedLockModule, LockEvents, LockStore, MemoryLockStore, type LockModuleOptions } from '../index.js';
+import { LockEvents } from '../events/lock-events.js';
+import { DistributedLockModule } from '../module/distributed-lock.module.js';
+import type { LockModuleOptions } from '../options/lock-module-options.interface.js';
+import { LockStore } from '../stores/lock-store.interface.js';
+import { MemoryLockStore } from '../stores/memory/memory-lock.store.js';
 import { FaultInjectingLockStore } from './fault-injecting-lock.store.js';
 import { LockTestKit } from './lock-test-kit.js';
 

@@ -52,7 +52,7 @@ export class LeaseWatchdog {
     }
     const schedule =
       this.leases.get(lease) ??
-      this.leases.add({ lease, prev: undefined, next: undefined, watched: true, dueAt: 0, slack: 0, held: false, inFlight: undefined });
+      this.leases.add({ lease, prev: undefined, next: undefined, listed: false, dueAt: 0, slack: 0, held: false, inFlight: undefined });
     schedule.held = false;
     this.reset(lease, schedule, sentAt, ttlMs);
     this.wakeAt(Math.min(schedule.dueAt, schedule.lease.deadline));

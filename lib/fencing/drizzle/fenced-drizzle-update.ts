@@ -1,6 +1,8 @@
 import { and, getTableColumns, getTableName, isNull, lte, max, or, sql, type SQL } from 'drizzle-orm';
 import type { PgColumn, PgDatabase, PgQueryResultHKT, PgTable, PgUpdateSetSource } from 'drizzle-orm/pg-core';
-import { fencedWrite, LockConfigError, type FencedBy } from '../../index.js';
+import { LockConfigError } from '../../errors/lock-config.error.js';
+import type { FencedBy } from '../fenced-by.js';
+import { fencedWrite } from '../fenced-write.js';
 
 /** One fenced update through Drizzle (PostgreSQL dialect, any driver). */
 export interface FencedDrizzleUpdate<Table extends PgTable> {

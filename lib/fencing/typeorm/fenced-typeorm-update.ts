@@ -1,5 +1,7 @@
 import type { DataSource, EntityManager, EntityTarget, FindOptionsWhere, ObjectLiteral, QueryDeepPartialEntity } from 'typeorm';
-import { fencedWrite, LockConfigError, type FencedBy } from '../../index.js';
+import { LockConfigError } from '../../errors/lock-config.error.js';
+import type { FencedBy } from '../fenced-by.js';
+import { fencedWrite } from '../fenced-write.js';
 
 /** One fenced update through TypeORM's QueryBuilder. Properties are entity property names, not columns. */
 export interface FencedTypeOrmUpdate<Entity extends ObjectLiteral> {

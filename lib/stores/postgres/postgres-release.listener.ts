@@ -1,12 +1,8 @@
+import { ChannelSubscriptions } from '../../support/channel-subscriptions.js';
+import { settlesWithin } from '../../support/settles-within.js';
 import type { PostgresListenClient } from './postgres-connection.interface.js';
 import { listenStatement } from './postgres-lock-table.js';
-import { settlesWithin } from '../../support/settles-within.js';
 import { destroySocket } from './postgres-shutdown.js';
-
-interface Subscription {
-  readonly listeners: Set<() => void>;
-  readonly ready: Promise<void>;
-}
 
 const MIN_RECONNECT_MS = 100;
 const MAX_RECONNECT_MS = 5_000;
@@ -27,7 +23,15 @@ export class PostgresReleaseListener {
   /** The client `connect()` is opening: close() must end it too, or it connects after the store closed. */
   private opening?: PostgresListenClient;
   private readonly discarded = new WeakSet<PostgresListenClient>();
-  private readonly subscriptions = new Map<string, Subscription>();
+  private readonly subscriptions = new ChannelSubscriptions<() => void>({
+    subscribe: (channel) => this.command(listenStatement(channel)),
+    // Only on a live connection (a new one never listened to it).
+    unsubscribe: (channel) => {
+      this.enqueue(async () => {
+        if (!this.subscriptions.has(channel)) await this.client?.query(listenStatement(channel, 'UNLISTEN'));
+      }).catch(() => undefined);
+    },
+  });
   private interrupted = false;
   private reconnectTimer?: NodeJS.Timeout;
   private reconnectDelayMs = MIN_RECONNECT_MS;
@@ -44,33 +48,7 @@ export class PostgresReleaseListener {
   /** Resolves once the channel is listened to, with the function that stops this listener. */
   async listen(channel: string, listener: () => void): Promise<() => void> {
     if (this.closed) throw new Error('the lock store is closed');
-    let subscription = this.subscriptions.get(channel);
-    if (!subscription) {
-      subscription = { listeners: new Set(), ready: this.command(listenStatement(channel)) };
-      this.subscriptions.set(channel, subscription);
-    }
-    subscription.listeners.add(listener);
-    const current = subscription;
-    const stop = (): void => {
-      current.listeners.delete(listener);
-      if (current.listeners.size > 0 || this.subscriptions.get(channel) !== current) return;
-      this.subscriptions.delete(channel);
-      // Only on a live connection (a new one never listened to it); a failed UNLISTEN leaves a channel
-      // nobody hears, whose notifications are ignored.
-      this.enqueue(async () => {
-        if (!this.subscriptions.has(channel)) await this.client?.query(listenStatement(channel, 'UNLISTEN'));
-      }).catch(() => undefined);
-    };
-    try {
-      await current.ready;
-    } catch (error) {
-      // Not cached: the next waiter on this key tries again.
-      current.listeners.clear();
-      stop();
-      if (this.subscriptions.get(channel) === current) this.subscriptions.delete(channel);
-      throw error;
-    }
-    return stop;
+    return this.subscriptions.listen(channel, listener);
   }
 
   /** Ends the connection (and one being opened) within the bound, whether or not the server answers. */
@@ -106,14 +84,14 @@ export class PostgresReleaseListener {
     const client = this.open();
     this.opening = client;
     client.on('notification', ({ channel }) => {
-      for (const listener of this.subscriptions.get(channel)?.listeners ?? []) listener();
+      for (const listener of this.subscriptions.listenersOf(channel)) listener();
     });
     client.on('error', () => this.lost(client));
     client.on('end', () => this.lost(client));
     try {
       await client.connect();
       if (this.closed) throw new Error('the lock store is closed');
-      const resumed = this.interrupted ? [...this.subscriptions.keys()] : [];
+      const resumed = this.interrupted ? this.subscriptions.names() : [];
       // One simple-protocol message, several statements: one round trip however many keys are waited on.
       if (resumed.length > 0) await client.query(resumed.map((channel) => listenStatement(channel)).join('; '));
     } catch (error) {
@@ -126,7 +104,7 @@ export class PostgresReleaseListener {
     this.reconnectDelayMs = MIN_RECONNECT_MS;
     if (this.interrupted) {
       this.interrupted = false;
-      for (const { listeners } of [...this.subscriptions.values()]) for (const listener of [...listeners]) listener();
+      for (const listener of this.subscriptions.everyListener()) listener();
     }
     return client;
   }
