@@ -46,11 +46,12 @@ export interface WaitOutcome {
 
 /**
  * Acquires within `waitMs`. Between attempts a waiter sleeps until the first of: a release notification for
- * the key, the holder's remaining TTL, the deadline, or a fallback delay (exponential with full jitter) in
- * case a notification was missed. It never spins and never sleeps past the deadline.
+ * the key, the holder's remaining TTL, the deadline, or a fallback delay in case a notification was missed:
+ * about `retryMaxDelayMs` while subscribed (a rare safety net), exponential with full jitter from
+ * `retryMinDelayMs` while no notification channel is live. It never spins and never sleeps past the deadline.
  *
  * A store error (`LockStoreUnavailableError`: a failover, a restart, a cut connection) is retried with the
- * same backoff while the deadline allows; when it does not, the last store error is what the caller gets,
+ * exponential backoff while the deadline allows; when it does not, the last store error is what the caller gets,
  * so fail-closed means the protected code does not run, not that a wait with time left gives up. An
  * attempt that failed may still have run (its clean-up is the store's), so the next one uses a new token:
  * a late reply or clean-up of the old attempt can never touch the new grant.
@@ -102,7 +103,13 @@ export async function acquireWithin(plan: WaitPlan): Promise<WaitOutcome> {
       const remaining = deadline - Date.now();
       if (remaining <= 0) return outcome();
       if (retry > 0) {
-        const backoff = retryDelayMs(retry, plan.retryMinDelayMs, plan.retryMaxDelayMs);
+        // Subscribed and the store answering: the release notification wakes the waiter, and the fallback is
+        // a safety net for a missed one, once per retryMaxDelayMs or so, never a steady poll. Without a live
+        // channel (the subscription failed), or while store errors are retried, exponential from the minimum.
+        const backoff =
+          unsubscribe && failure === undefined
+            ? safetyNetDelayMs(plan.retryMaxDelayMs)
+            : retryDelayMs(retry, plan.retryMinDelayMs, plan.retryMaxDelayMs);
         const holderLeft = result && !result.acquired && result.ttlMs >= 0 ? result.ttlMs + 1 : Infinity;
         const sleepMs = Math.min(remaining, backoff, holderLeft);
         const notified = await wake.wait(Date.now() + sleepMs, plan.signal);
@@ -116,6 +123,14 @@ export async function acquireWithin(plan: WaitPlan): Promise<WaitOutcome> {
   } finally {
     unsubscribe?.();
   }
+}
+
+/**
+ * The fallback sleep of a subscribed waiter: between half and all of `maxMs`, so that waiters that missed
+ * one notification together do not retry together, and none retries at once.
+ */
+function safetyNetDelayMs(maxMs: number): number {
+  return maxMs * (0.5 + Math.random() / 2);
 }
 
 /**

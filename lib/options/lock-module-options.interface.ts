@@ -45,12 +45,18 @@ export interface LockModuleOptions extends StoreModuleOptions {
    */
   commandTimeoutMs?: number;
   /**
-   * Fallback retry delays while waiting, used in case a release notification is missed: exponential from
-   * `retryMinDelayMs` to `retryMaxDelayMs`, with full jitter. Waiters are normally woken by the release.
+   * Fallback retry delays while waiting. Waiters are woken by the release notification; while subscribed
+   * to it, a waiter also looks again every `retryMaxDelayMs` or so (half to all of it, jittered), a safety
+   * net for a missed notification. While no notification channel is live (the subscription failed) and
+   * while store errors are retried, the delays grow exponentially from `retryMinDelayMs` to
+   * `retryMaxDelayMs`, with full jitter.
    * @default 10
    */
   retryMinDelayMs?: number;
-  /** @default 1000 */
+  /**
+   * See `retryMinDelayMs`: the longest fallback delay, and the safety-net interval of a subscribed waiter.
+   * @default 1000
+   */
   retryMaxDelayMs?: number;
   /**
    * Names this instance as holder in the store, for the runbook's listing.
