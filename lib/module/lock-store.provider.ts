@@ -12,8 +12,8 @@ export const lockStoreProvider: FactoryProvider<LockStore | Promise<LockStore>> 
   provide: LockStore,
   inject: [RESOLVED_LOCK_OPTIONS],
   useFactory: (options: ResolvedLockOptions): LockStore | Promise<LockStore> => {
-    const { store, storeSettings, keyPrefix, commandTimeoutMs } = options;
+    const { store, storeSettings, keyPrefix, commandTimeoutMs, leaseMs } = options;
     if (typeof store === 'object') return store;
-    return storeKindNamed(store)!.create(storeSettings, { keyPrefix, commandTimeoutMs });
+    return storeKindNamed(store)!.create(storeSettings, { keyPrefix, commandTimeoutMs, leaseMs });
   },
 };

@@ -9,6 +9,12 @@ export interface StoreBuildSettings {
   readonly commandTimeoutMs: number;
 }
 
+/** What the module builds its store with: the common settings and the module's lease length. */
+export interface ModuleStoreSettings extends StoreBuildSettings {
+  /** The module's `leaseMs`: a store may check at startup that its server can keep leases that short. */
+  readonly leaseMs: number;
+}
+
 /** How the runbook command line opens a store of this kind: `--<flag> <address>`, or `$<env>`. */
 export interface RunbookAccess {
   /** The flag that names the store's address, without dashes: `redis` for `--redis <url>`. */
@@ -46,7 +52,11 @@ export interface LockStoreKindDefinition<Name extends string = string, Settings 
    * `store` is a mistake, never silently ignored.
    */
   refuseForeign(options: Readonly<Record<string, unknown>>, chosen: string): void;
-  create(settings: Settings, build: StoreBuildSettings): LockStore | Promise<LockStore>;
+  /**
+   * Builds the store. A value its server turns out not to take (checked when the server answers at
+   * startup) rejects with `LockConfigError` naming the option, after closing what it opened.
+   */
+  create(settings: Settings, build: ModuleStoreSettings): LockStore | Promise<LockStore>;
   readonly runbook?: RunbookAccess;
 }
 

@@ -27,20 +27,20 @@ export function remainingMs(etcdTtlSeconds: number, leaseMs: number): number {
 
 /**
  * Maps `leaseMs` to etcd lease TTLs: rounded up to whole seconds, so the etcd lease never ends before the
- * library's local deadline (which stays at `leaseMs` and so errs early). Learns the server's minimum TTL
- * from grants that came back longer than asked.
+ * library's local deadline (which stays at `leaseMs` and so errs early). Under `'reject'`, a lease the
+ * server stretches beyond that rounding (its minimum TTL is longer) is refused, and so is one below a
+ * second. Each grant is judged by itself, never by what earlier grants taught: whether a `leaseMs` is
+ * accepted depends on the value and the server, not on what the process did before (DESIGN §2.15).
  */
 export class EtcdLeaseLength {
-  private minTtlSeconds = 1;
-
   constructor(
     private readonly policy: ShortLeasePolicy,
     private readonly endpoints: string,
   ) {}
 
-  /** The TTL to ask for; under `'reject'`, throws for a lease shorter than the server grants. */
+  /** The TTL to ask for; under `'reject'`, throws for a lease shorter than etcd's one-second granularity. */
   ttlFor(leaseMs: number): number {
-    this.check(leaseMs);
+    if (this.policy === 'reject' && leaseMs < 1_000) throw this.tooShort(leaseMs, 1);
     return ttlSecondsFor(leaseMs);
   }
 
@@ -50,23 +50,20 @@ export class EtcdLeaseLength {
   }
 
   /**
-   * After a grant: a TTL longer than asked is the server's minimum. Throws (under `'reject'`) when that
-   * makes `leaseMs` too short; the caller gives the lease back.
+   * After a grant: a TTL longer than asked is the server's minimum, which would let a crashed holder block
+   * the key that long. Throws (under `'reject'`); the caller gives the lease back.
    */
   granted(leaseMs: number, askedTtl: number, grantedTtl: number): void {
-    if (grantedTtl > askedTtl) this.minTtlSeconds = Math.max(this.minTtlSeconds, grantedTtl);
-    this.check(leaseMs);
+    if (this.policy === 'reject' && grantedTtl > askedTtl) throw this.tooShort(leaseMs, grantedTtl);
   }
 
-  private check(leaseMs: number): void {
-    if (this.policy === 'reject' && leaseMs < this.minTtlSeconds * 1_000) {
-      throw new LockConfigError(
-        'leaseMs',
-        leaseMs,
-        `at least ${this.minTtlSeconds * 1_000} ms with the etcd store (${this.endpoints}): etcd leases are whole ` +
-          `seconds and this server grants none shorter than ${this.minTtlSeconds} s, so a crashed holder would ` +
-          `block the key that long. Lengthen leaseMs, or build the store with shortLeases: 'round-up' to accept it`,
-      );
-    }
+  private tooShort(leaseMs: number, minTtlSeconds: number): LockConfigError {
+    return new LockConfigError(
+      'leaseMs',
+      leaseMs,
+      `at least ${minTtlSeconds * 1_000} ms with the etcd store (${this.endpoints}): etcd leases are whole ` +
+        `seconds and this server grants none shorter than ${minTtlSeconds} s, so a crashed holder would ` +
+        `block the key that long. Lengthen leaseMs, or build the store with shortLeases: 'round-up' to accept it`,
+    );
   }
 }

@@ -155,6 +155,15 @@ export class EtcdLockStore implements LockStore {
     return this.inspection.forceRelease(key, fencingToken);
   }
 
+  /**
+   * Whether the server keeps leases of `leaseMs` (see `EtcdLeaseLength`): grants one and gives it back.
+   * Rejects with `LockConfigError` when it would stretch them, with `LockStoreUnavailableError` when it
+   * does not answer. The module asks at startup, for its own `leaseMs`.
+   */
+  async checkLeaseLength(leaseMs: number): Promise<void> {
+    this.context.revokeLater(await this.context.grantLease('check', '*', leaseMs));
+  }
+
   async ping(): Promise<void> {
     const { rpc, commands, layout } = this.context;
     // A linearizable read: answered only by a member that can reach a quorum.

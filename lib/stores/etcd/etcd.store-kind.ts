@@ -25,12 +25,24 @@ export const etcdStoreKind: LockStoreKindDefinition<'etcd', EtcdConnectionOption
     return options.etcd;
   },
   refuseForeign: (options, chosen) => refuseForeignConnection('etcd', 'etcd', options, chosen),
-  create: (connection, build) => createEtcdLockStore(connection, build),
+  create: async (connection, { keyPrefix, commandTimeoutMs, leaseMs }) => {
+    const store = await createEtcdLockStore(connection, { keyPrefix, commandTimeoutMs });
+    try {
+      await store.checkLeaseLength(leaseMs);
+    } catch (error) {
+      // A server that does not answer now is the first call's to report; a lease it cannot keep is not.
+      if (error instanceof LockConfigError) {
+        await store.close();
+        throw error;
+      }
+    }
+    return store;
+  },
   runbook: {
     flag: 'etcd',
     env: 'ETCD_ENDPOINTS',
     address: '<http:// endpoint[,endpoint…]>',
-    open: (endpoints, build) => createEtcdLockStore(endpoints.split(','), build),
+    open: (endpoints, { keyPrefix, commandTimeoutMs }) => createEtcdLockStore(endpoints.split(','), { keyPrefix, commandTimeoutMs }),
   },
 };
 
