@@ -1,5 +1,5 @@
 import { drizzle } from 'drizzle-orm/node-postgres';
-import { eq } from 'drizzle-orm';
+import { and, eq } from 'drizzle-orm';
 import { bigint, pgTable, text } from 'drizzle-orm/pg-core';
 import { Pool, type PoolClient } from 'pg';
 import { Column, DataSource, Entity, PrimaryColumn } from 'typeorm';
@@ -244,5 +244,57 @@ describe('fenced update: bad input is refused before any statement', () => {
       fencedSqlUpdate(client, { table: 't', fenceColumn: 'fence', set: { v: 1 }, where: { id: null }, fencedBy: 5 }),
     ).rejects.toMatchObject({ code: 'LOCK_CONFIG_INVALID', option: 'where.id' });
     expect(client.query).not.toHaveBeenCalled();
+  });
+});
+
+/**
+ * A filter built from optional request fields can come out empty: TypeORM turns `where: {}` (or every
+ * property undefined) into `WHERE 1=1`, and Drizzle's `and()` of nothing is no condition at all. A fenced
+ * update without a filter would write every row of the table: refused, as `fencedSqlUpdate` does.
+ */
+describe('fenced update: an empty filter is refused before any statement, on real PostgreSQL', () => {
+  const emptyTypeOrmFilters: Array<[string, unknown]> = [
+    ['{}', {}],
+    ['every property undefined', { id: undefined }],
+    ['an empty list', []],
+    ['a list with an empty filter', [{ id: 'x' }, {}]],
+  ];
+  const emptyDrizzleFilters: Array<[string, unknown]> = [
+    ['undefined', undefined],
+    ['and() of nothing', and(undefined, undefined)],
+  ];
+
+  const untouched = async (): Promise<string> => {
+    const id = `empty-filter:${Math.random()}`;
+    await pool.query('INSERT INTO fenced_rows (id, value, fence) VALUES ($1, $2, NULL)', [id, 'untouched']);
+    return id;
+  };
+
+  it.each(emptyTypeOrmFilters)('TypeORM: where %s', async (_name, where) => {
+    const id = await untouched();
+    const [lease] = await twoGrants('empty-filter');
+    const outcome = fencedTypeOrmUpdate(dataSource.manager, {
+      entity: FencedRow,
+      fenceProperty: 'lastFencingToken',
+      set: { value: 'everything' },
+      where: where as never,
+      fencedBy: lease,
+    });
+    await expect(outcome).rejects.toMatchObject({ code: 'LOCK_CONFIG_INVALID', option: 'where' });
+    expect(await row(id)).toEqual({ value: 'untouched', fence: null });
+  });
+
+  it.each(emptyDrizzleFilters)('Drizzle: where %s', async (_name, where) => {
+    const id = await untouched();
+    const [lease] = await twoGrants('empty-filter');
+    const outcome = fencedDrizzleUpdate(drizzle(pool), {
+      table: fencedRows,
+      fence: fencedRows.fence,
+      set: { value: 'everything' },
+      where: where as never,
+      fencedBy: lease,
+    });
+    await expect(outcome).rejects.toMatchObject({ code: 'LOCK_CONFIG_INVALID', option: 'where' });
+    expect(await row(id)).toEqual({ value: 'untouched', fence: null });
   });
 });

@@ -1,4 +1,4 @@
-import { and, getTableColumns, getTableName, isNull, lte, max, or, sql, type SQL } from 'drizzle-orm';
+import { and, getTableColumns, getTableName, is, isNull, lte, max, or, SQL, sql } from 'drizzle-orm';
 import type { PgColumn, PgDatabase, PgQueryResultHKT, PgTable, PgUpdateSetSource } from 'drizzle-orm/pg-core';
 import { LockConfigError } from '../../errors/lock-config.error.js';
 import type { FencedBy } from '../fenced-by.js';
@@ -33,6 +33,11 @@ export async function fencedDrizzleUpdate<Table extends PgTable>(
   update: FencedDrizzleUpdate<Table>,
 ): Promise<number> {
   const { table, fence } = update;
+  // `and()` of nothing is undefined, and no condition would update every row of the table (a filter built
+  // from optional request fields makes that easy).
+  if (!is(update.where, SQL)) {
+    throw new LockConfigError('where', update.where, 'a condition naming the row(s) to update, e.g. eq(table.id, id) (none would update every row)');
+  }
   const fenceKey = Object.entries(getTableColumns(table)).find(([, column]) => column === fence)?.[0];
   if (!fenceKey) throw new LockConfigError('fence', fence?.name, 'a column of the table being updated');
   return fencedWrite({

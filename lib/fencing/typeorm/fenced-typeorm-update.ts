@@ -31,6 +31,7 @@ export async function fencedTypeOrmUpdate<Entity extends ObjectLiteral>(
   manager: EntityManager | DataSource,
   update: FencedTypeOrmUpdate<Entity>,
 ): Promise<number> {
+  assertFilter(update.where);
   const metadata = ('connection' in manager ? manager.connection : manager).getMetadata(update.entity);
   const fenceColumn = metadata.findColumnWithPropertyPath(update.fenceProperty);
   if (!fenceColumn) {
@@ -60,4 +61,17 @@ export async function fencedTypeOrmUpdate<Entity extends ObjectLiteral>(
       return row?.fence;
     },
   });
+}
+
+/**
+ * A `where` that names no row: `{}`, every property undefined (TypeORM leaves those out), an empty list,
+ * or a list with such a member. TypeORM turns each into `WHERE 1=1`, and the update would write every row
+ * of the table, which a filter built from optional request fields makes easy.
+ */
+function assertFilter(where: unknown): void {
+  const filters = Array.isArray(where) ? where : [where];
+  const names = (filter: unknown): boolean =>
+    typeof filter === 'object' && filter !== null && Object.values(filter).some((value) => value !== undefined);
+  if (filters.length > 0 && filters.every(names)) return;
+  throw new LockConfigError('where', where, 'a filter naming the row(s) to update (an empty one would update every row)');
 }
