@@ -1,4 +1,5 @@
 import { LockKeyError } from '../errors/lock-key.error.js';
+import { MAX_LOCK_KEY_BYTES } from './lock-key.js';
 
 /**
  * How an argument value becomes part of a lock key.
@@ -36,6 +37,9 @@ export function isEncodedSegmentChar(char: string): boolean {
 export function segmentText(value: unknown, describe: () => string): string {
   if (typeof value === 'string') {
     if (value.length === 0) throw new LockKeyError(`${describe()} is an empty string.`);
+    // Before the whole-string look for surrogates: a value no key can hold is refused at the cost of a
+    // length check, whatever its size (see encodeKeySegment).
+    if (value.length > MAX_LOCK_KEY_BYTES) throw tooLong(describe(), value.length);
     if (LONE_SURROGATE.test(value)) throw new LockKeyError(`${describe()} is not well-formed Unicode (lone surrogate).`);
     return value;
   }
@@ -51,10 +55,22 @@ export function segmentText(value: unknown, describe: () => string): string {
  * Encodes one value for use inside a lock key. Exported for the function form of `key`, so hand-built keys
  * get the same protection as templates: `key: (id: string) => \`order:${encodeKeySegment(id)}\``.
  */
-export function encodeKeySegment(value: KeySegmentValue): string {
-  const text = segmentText(value, () => 'Lock key segment');
+export function encodeKeySegment(value: KeySegmentValue, maxLength: number = MAX_LOCK_KEY_BYTES): string {
+  return encodeSegmentText(segmentText(value, () => 'Lock key segment'), maxLength, () => 'Lock key segment');
+}
+
+/**
+ * Encodes a segment's text, refusing it as soon as its encoding is sure to exceed `maxLength` characters
+ * (what is left of the key's limit): encoding never shortens a text (a kept character stays one, any
+ * other becomes at least three), so a text longer than that is refused before any of it is encoded, and
+ * a shorter one as soon as its encoding grows past it. A value of megabytes costs a length check, not
+ * the event loop.
+ */
+export function encodeSegmentText(text: string, maxLength: number, describe: () => string): string {
+  if (text.length > maxLength) throw tooLong(describe(), text.length);
   let encoded = '';
   for (const char of text) {
+    if (encoded.length > maxLength) throw tooLong(describe(), text.length);
     if (KEPT.test(char)) {
       encoded += char;
       continue;
@@ -81,6 +97,10 @@ export function decodeKeySegment(encoded: string): string {
     }
   }
   return Buffer.from(bytes).toString('utf8');
+}
+
+function tooLong(what: string, length: number): LockKeyError {
+  return new LockKeyError(`${what} is ${length} characters long: no lock key holds it, the limit is ${MAX_LOCK_KEY_BYTES} bytes. Lock on a shorter identifier.`);
 }
 
 function describeRejected(value: unknown): string {

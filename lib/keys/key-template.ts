@@ -1,7 +1,7 @@
 import { LockConfigError } from '../errors/lock-config.error.js';
 import { LockKeyError } from '../errors/lock-key.error.js';
 import { CONTROL_CHARACTERS, MAX_LOCK_KEY_BYTES, RESERVED_KEY_PREFIX } from './lock-key.js';
-import { encodeKeySegment, isEncodedSegmentChar, segmentText } from './key-segment.encoding.js';
+import { encodeSegmentText, isEncodedSegmentChar, segmentText } from './key-segment.encoding.js';
 
 /** The method a template belongs to, as far as the template needs to know it. */
 export interface KeyTemplateTarget {
@@ -101,8 +101,14 @@ export function compileKeyTemplate(template: unknown, target: KeyTemplateTarget)
     render(args) {
       let key = '';
       for (const part of resolved) {
-        if ('text' in part) key += part.text;
-        else key += encodeKeySegment(valueAt(part, args, source, target.label));
+        if ('text' in part) {
+          key += part.text;
+          continue;
+        }
+        // What is left of the limit (encoded segments are ASCII: their length is their size in bytes).
+        const left = MAX_LOCK_KEY_BYTES - Buffer.byteLength(key, 'utf8');
+        const describe = (): string => `Lock key "${source}" of ${target.label}: {${part.placeholder}}`;
+        key += encodeSegmentText(valueAt(part, args, describe), Math.max(0, left), describe);
       }
       const bytes = Buffer.byteLength(key, 'utf8');
       if (bytes > MAX_LOCK_KEY_BYTES) {
@@ -144,8 +150,7 @@ function parse(template: string, fail: (expected: string) => never): Part[] {
   return parts;
 }
 
-function valueAt(part: PlaceholderPart, args: readonly unknown[], source: string, label: string): string {
-  const describe = (): string => `Lock key "${source}" of ${label}: {${part.placeholder}}`;
+function valueAt(part: PlaceholderPart, args: readonly unknown[], describe: () => string): string {
   let value: unknown = part.rest ? args.slice(part.parameter) : args[part.parameter];
   for (let depth = 1; depth < part.path.length; depth++) {
     if (value === undefined || value === null) {

@@ -136,6 +136,19 @@ describe('key templates against a real Redis: adversarial argument values', () =
     await expect(refunds.refund({ order: { id: 'x'.repeat(600) } }, 1)).rejects.toThrow(LockKeyError);
   });
 
+  it('refuses a value too long for any key before encoding it (a 4 MB argument must not block the event loop)', async () => {
+    const huge = 'é'.repeat(4 * 1024 * 1024);
+    // Encoding escapes a character at a time through Buffer.from: counting those calls shows whether it ran.
+    const bufferFrom = jest.spyOn(Buffer, 'from');
+    try {
+      await expect(refunds.refund({ order: { id: huge } }, 1)).rejects.toThrow(/limit is 512 bytes/);
+      expect(() => encodeKeySegment(huge)).toThrow(LockKeyError);
+      expect(bufferFrom.mock.calls.length).toBeLessThan(1_000);
+    } finally {
+      bufferFrom.mockRestore();
+    }
+  });
+
   it('supports the typed function form, with encodeKeySegment for hand-built keys', async () => {
     await expect(refunds.ship('a:b{c}')).resolves.toBe('ship:a%3Ab%7Bc%7D');
   });
