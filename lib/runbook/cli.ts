@@ -4,6 +4,7 @@ import type { LockStore } from '../stores/lock-store.interface.js';
 import type { RunbookAccess } from '../stores/lock-store-kind.interface.js';
 import { RUNBOOK_STORES } from '../stores/registry/lock-store-registry.js';
 import { parseArguments, UsageError } from './cli-arguments.js';
+import { terminalSafe } from './key-display.js';
 import { LockRunbook, type RunbookLock } from './lock-runbook.js';
 
 /** How long one store command of the runbook may take: an operator waits, a SCAN of a big keyspace takes a while. */
@@ -26,8 +27,10 @@ const VALUE_FLAGS = new Set(['prefix', 'fencing-token', ...RUNBOOK_STORES.map((s
 const SWITCH_FLAGS = new Set(['confirm', 'help']);
 
 function describe(lock: RunbookLock): string {
-  const shown = lock.displayKey === lock.key ? lock.key : `${lock.key} (${lock.displayKey})`;
-  return `${shown}\tholder=${lock.holder}\tfencing=${lock.fencingToken}\tttl=${lock.ttlMs}ms`;
+  const stored = terminalSafe(lock.key);
+  const shown = lock.displayKey === stored ? stored : `${stored} (${lock.displayKey})`;
+  const matched = lock.matchedAs ? `\tmatched=${lock.matchedAs}` : '';
+  return `${shown}\tholder=${terminalSafe(lock.holder)}\tfencing=${lock.fencingToken}\tttl=${lock.ttlMs}ms${matched}`;
 }
 
 /** The store the flags (or the environment) name; exactly one. */
@@ -58,26 +61,32 @@ async function runCommand(runbook: LockRunbook, command: string, operands: reado
   }
   if (command === 'inspect') {
     const held = await runbook.inspect(target!);
-    console.log(held.length ? held.map(describe).join('\n') : `${target} is not held`);
+    console.log(held.length ? held.map(describe).join('\n') : `${terminalSafe(target!)} is not held`);
     return 0;
   }
   const outcome = await runbook.forceRelease(target!, fencingToken);
   if (outcome.released) {
-    console.log(`released ${outcome.key} (was holder=${outcome.lock.holder} fencing=${outcome.lock.fencingToken})`);
+    console.log(`released ${terminalSafe(outcome.key)} (was holder=${terminalSafe(outcome.lock.holder)} fencing=${outcome.lock.fencingToken})`);
     return 0;
   }
   if (outcome.reason === 'not-held') {
-    console.log(`${outcome.key} was not held`);
+    console.log(`${terminalSafe(outcome.key)} was not held`);
     return 0;
   }
   if (outcome.reason === 'ambiguous') {
-    console.error(`${target} could be any of these stored keys; repeat with the stored form:\n${outcome.candidates.map(describe).join('\n')}`);
+    console.error(`${terminalSafe(target!)} could be any of these stored keys; repeat with the stored form:\n${outcome.candidates.map(describe).join('\n')}`);
     return 2;
   }
   const { current } = outcome;
+  // Tokens only grow: a given token above the current grant's was never this key's (mistyped); below it,
+  // a newer grant holds the key now, or the token given is not the one inspected.
+  const why =
+    fencingToken! > current.fencingToken
+      ? `${fencingToken} is newer than any grant of it so far: check the token you typed`
+      : `a newer grant holds it than the one with ${fencingToken}: somebody took it over since you looked, or the token you typed is not the one you inspected`;
   console.error(
-    `refused: ${outcome.key} is now held under fencing token ${current.fencingToken} by ${current.holder}, not ${fencingToken}: ` +
-      'somebody took it over since you looked. Inspect it again.',
+    `refused: ${terminalSafe(outcome.key)} is held under fencing token ${current.fencingToken} by ${terminalSafe(current.holder)}, ` +
+      `not ${fencingToken}; ${why}. Inspect it again.`,
   );
   return 1;
 }

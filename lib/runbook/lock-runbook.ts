@@ -4,8 +4,14 @@ import { candidatesGlob, displayKey } from './key-display.js';
 
 /** A held lock with the key as stored and as the user thinks of it (template segments decoded). */
 export interface RunbookLock extends HeldLock {
-  /** `key` with percent-encoded segments decoded: what the user wrote (`order:EU:42/ä`). */
+  /** `key` with percent-encoded segments decoded: what the user wrote (`order:EU:42/ä`), terminal-safe. */
   readonly displayKey: string;
+  /**
+   * Which form of the key a glob matched: `'stored'`, or `'decoded'` only. A glob in the user's form
+   * (`tenant:A:*`) also meets a key whose value contains the separator (`tenant:A%3Aevil:…`, decoded
+   * `tenant:A:evil:…`), which may belong to another namespace: listings say so.
+   */
+  readonly matchedAs?: 'stored' | 'decoded';
 }
 
 /** What `forceRelease` did, with the typed key resolved to the stored one. */
@@ -30,7 +36,11 @@ export class LockRunbook {
   async list(match = '*'): Promise<RunbookLock[]> {
     const pattern = globToRegExp(match);
     const held = await this.store.list(candidatesGlob(match));
-    return held.map(withDisplayKey).filter((lock) => pattern.test(lock.key) || pattern.test(lock.displayKey));
+    return held.flatMap((lock): RunbookLock[] => {
+      const shown = withDisplayKey(lock);
+      if (pattern.test(shown.key)) return [{ ...shown, matchedAs: 'stored' }];
+      return pattern.test(shown.displayKey) ? [{ ...shown, matchedAs: 'decoded' }] : [];
+    });
   }
 
   /** The lock at `key`, typed as stored or decoded; several when more than one stored key decodes to it. */

@@ -78,6 +78,28 @@ describe('runbook CLI', () => {
     await expect(lease.release()).rejects.toMatchObject({ code: 'LEASE_LOST' });
   });
 
+  it('prints every control and format character of a decoded key escaped (C1 controls, bidi overrides)', async () => {
+    const lease = await app.locks.acquire(`note:${encodeKeySegment('a\u0085b\u009B2J\u202Ec\u2028d')}`);
+    const listed = await cli(['list', 'note:*', `--redis=${redisUrl()}`, `--prefix=${prefix}`]);
+    expect(listed.stdout).not.toMatch(/[\u0080-\u009f\u202a-\u202e\u2066-\u2069\u2028\u2029]/);
+    expect(listed.stdout).toContain('(note:a\\u0085b\\u009b2J\\u202ec\\u2028d)');
+    await lease.release();
+  });
+
+  it('says which form of a key a glob matched: a user-form glob also meets values that contain its separator', async () => {
+    const own = await app.locks.acquire('tenant:A:1');
+    const other = await app.locks.acquire(`tenant:${encodeKeySegment('A:evil')}:2`);
+    const listed = await cli(['list', 'tenant:A:*', `--redis=${redisUrl()}`, `--prefix=${prefix}`]);
+    const lines = listed.stdout.trim().split('\n');
+    // By stored key, as every listing is.
+    expect(lines).toEqual([
+      expect.stringMatching(/^tenant:A%3Aevil:2 \(tenant:A:evil:2\)\tholder=pod-b\t.*\tmatched=decoded$/),
+      expect.stringMatching(/^tenant:A:1\tholder=pod-b\t.*\tmatched=stored$/),
+    ]);
+    await own.release();
+    await other.release();
+  });
+
   it('force-releases with --fencing-token only the grant the operator saw, and refuses a newer holder', async () => {
     const old = await app.locks.acquire('handed-over');
     await old.release();
@@ -85,7 +107,13 @@ describe('runbook CLI', () => {
     const args = ['force-release', 'handed-over', '--confirm', `--redis=${redisUrl()}`, `--prefix=${prefix}`];
     const refused = await cli([...args, `--fencing-token=${old.fencingToken}`]);
     expect(refused.code).toBe(1);
-    expect(refused.stderr).toContain(`now held under fencing token ${current.fencingToken} by pod-b`);
+    expect(refused.stderr).toContain(`is held under fencing token ${current.fencingToken} by pod-b, not ${old.fencingToken}`);
+    expect(refused.stderr).toContain('somebody took it over since you looked');
+    // A token above every grant so far was never this key's: the message says so, not "taken over".
+    const mistyped = await cli([...args, `--fencing-token=${current.fencingToken + 1}`]);
+    expect(mistyped.code).toBe(1);
+    expect(mistyped.stderr).toContain('newer than any grant of it so far: check the token you typed');
+    expect(mistyped.stderr).not.toContain('took it over');
     expect(await app.store.inspect('handed-over')).toMatchObject({ fencingToken: current.fencingToken });
     const taken = await cli([...args, '--fencing-token', String(current.fencingToken)]);
     expect(taken).toMatchObject({ code: 0 });
