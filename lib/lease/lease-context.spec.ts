@@ -2,6 +2,9 @@ import { AsyncResource } from 'node:async_hooks';
 import { LeaseContext, type LeaseFrame } from './lease-context.js';
 import type { Lease } from './lease.js';
 
+/** No transactions in these specs: a joined scope never hands its lease to one. */
+const NO_TRANSACTIONS = { hold: () => false, endScope: async () => undefined };
+
 /** Just what LeaseContext asks of a lease. */
 function fakeLease(key: string): Lease {
   return { key, held: true, enterScope: () => undefined, exitScope: () => undefined } as unknown as Lease;
@@ -17,7 +20,7 @@ function chainLength(context: LeaseContext): number {
 
 describe('LeaseContext', () => {
   it('does not chain the frames of a locked method that reschedules itself from inside its body', async () => {
-    const context = new LeaseContext();
+    const context = new LeaseContext(NO_TRANSACTIONS);
     const lease = fakeLease('poll');
     const depths: number[] = [];
     await new Promise<void>((done) => {
@@ -34,7 +37,7 @@ describe('LeaseContext', () => {
   });
 
   it('sees only running scopes: a scope that ended is not current in work it left behind', async () => {
-    const context = new LeaseContext();
+    const context = new LeaseContext(NO_TRANSACTIONS);
     let inScope!: () => Lease | undefined;
     await context.run(fakeLease('outer'), async () => {
       // Runs later, in the async context of the scope, as a timer or listener it set up would.

@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import type { TransactionHold } from './lease-host.interface.js';
 import type { Lease } from './lease.js';
 
 /** One locked scope in the current async call chain. */
@@ -26,6 +27,9 @@ export interface LeaseFrame {
  */
 export class LeaseContext {
   private readonly storage = new AsyncLocalStorage<LeaseFrame>();
+
+  /** `transactions`: where a joined scope hands the lease to the transaction it ran in, if any. */
+  constructor(private readonly transactions: TransactionHold) {}
 
   /** Runs `fn` as the scope of `lease`; the lease counts it as work under it until it settles. */
   async run<T>(lease: Lease, fn: (lease: Lease) => Promise<T> | T): Promise<T> {
@@ -93,7 +97,7 @@ export class LeaseContext {
         throw lease.lostDuring(error);
       }
       lease.assertHeld();
-      lease.holdForTransaction();
+      this.transactions.hold(lease);
       return value;
     } finally {
       child.open = false;

@@ -30,8 +30,8 @@ export class Lease implements AsyncDisposable, WatchedLease {
   readonly name: string | undefined;
   /** Strictly greater than every earlier grant's token for this key: pass it to the resource you write. */
   readonly fencingToken: number;
-  /** @internal The ownership token: never logged, never serialised. */
-  readonly token: string;
+  /** The ownership token: private, so `{ ...lease }`, `Object.keys` and serialisation never see it. */
+  readonly #token: string;
   /** @internal False: kept alive by `extend()` calls only. */
   readonly autoRenew: boolean;
   /** @internal The lease length every renewal asks for; changed by `extend()`. */
@@ -60,7 +60,7 @@ export class Lease implements AsyncDisposable, WatchedLease {
   ) {
     this.key = grant.key;
     this.name = grant.name;
-    this.token = grant.token;
+    this.#token = grant.token;
     this.fencingToken = grant.fencingToken;
     this.leaseMs = grant.leaseMs;
     this.minHoldMs = grant.minHoldMs;
@@ -73,6 +73,11 @@ export class Lease implements AsyncDisposable, WatchedLease {
     this.abortController ??= new AbortController();
     if (this.lostError && !this.abortController.signal.aborted) this.abortController.abort(this.lostError);
     return this.abortController.signal;
+  }
+
+  /** @internal The ownership token, for the store calls that prove ownership. Never log it. */
+  get token(): string {
+    return this.#token;
   }
 
   /** @internal Short digest of the token, for logs and events. */
@@ -140,19 +145,6 @@ export class Lease implements AsyncDisposable, WatchedLease {
    */
   [Symbol.asyncDispose](): Promise<void> {
     return this.host.transactions.endScope(this);
-  }
-
-  /**
-   * @internal The scope that took the lease has ended: released now, or, inside a transaction, once it has
-   * completed (see transactions/lease-deferral.ts).
-   */
-  endScope(): Promise<void> {
-    return this.host.transactions.endScope(this);
-  }
-
-  /** @internal A scope ran work under this lease: a transaction active here holds it too until it completes. */
-  holdForTransaction(): boolean {
-    return this.host.transactions.hold(this);
   }
 
   /** @internal True when no scope runs under the lease. */

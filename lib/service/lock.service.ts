@@ -33,9 +33,10 @@ export interface LockHealth {
 @Injectable()
 export class LockService implements OnModuleInit, OnApplicationShutdown {
   private readonly held = new Set<Lease>();
-  private readonly context = new LeaseContext();
   private readonly gate = new ShutdownGate(() => this.held.size);
   private readonly owned: TransactionOwnedLeases;
+  private readonly deferral: LeaseDeferral;
+  private readonly context: LeaseContext;
   private readonly acquirer: LeaseAcquirer;
   private unregisterLeaseCheck?: () => void;
 
@@ -46,12 +47,14 @@ export class LockService implements OnModuleInit, OnApplicationShutdown {
     events: LockEvents,
   ) {
     this.owned = new TransactionOwnedLeases(options.transactionSynchronizer);
+    this.deferral = new LeaseDeferral(options.transactionSynchronizer, this.owned, events);
+    this.context = new LeaseContext(this.deferral);
     const host: LeaseHost = {
       store,
       watchdog,
       events,
       context: this.context,
-      transactions: new LeaseDeferral(options.transactionSynchronizer, this.owned, events),
+      transactions: this.deferral,
       renewIntervalMs: options.renewIntervalMs,
       settled: (lease) => {
         this.held.delete(lease);
@@ -150,7 +153,7 @@ export class LockService implements OnModuleInit, OnApplicationShutdown {
     // Released now, or held by the transaction the call ran in until it completes. A failed release is
     // reported through the 'release-failed' event; the key expires on its own.
     try {
-      await lease.endScope();
+      await this.deferral.endScope(lease);
     } catch (error) {
       if (!(error instanceof LeaseLostError)) throw error;
       throw new LeaseLostError(key, error.reason, failed ? { cause: failure } : undefined);

@@ -68,5 +68,8 @@ describe('ownership tokens', () => {
     expect(token.length).toBeGreaterThanOrEqual(22);
     const everything = JSON.stringify([a.recorded('acquired'), a.recorded('released'), lease]) + inspect(lease);
     expect(everything).not.toContain(token);
+    // Nor does a copy of the lease carry it: spread, Object.assign, Object.entries.
+    const copies = [{ ...lease }, Object.assign({}, lease), Object.fromEntries(Object.entries(lease))];
+    for (const copy of copies) expect(Object.values(copy)).not.toContain(token);
   });
 });
