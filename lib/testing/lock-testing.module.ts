@@ -22,6 +22,12 @@ export interface LockTestingModuleOptions extends Omit<LockModuleOptions, 'redis
    */
   readonly renewIntervalMs?: number;
   /**
+   * How long a call waits for a held key before `LockNotAcquiredError`. Short by default, so a test that
+   * holds a key from "another instance" sees the failure well within Jest's 5 s test timeout.
+   * @default 500
+   */
+  readonly waitMs?: number;
+  /**
    * How long `app.close()` lets locked calls still running finish. None by default: in a test, a lease
    * still held at close is a leftover, and waiting for it only slows the suite.
    * @default 0
@@ -31,6 +37,9 @@ export interface LockTestingModuleOptions extends Omit<LockModuleOptions, 'redis
 
 /** Default renew interval under test: fast enough that `loseLease` resolves in about 100 ms. */
 const TEST_RENEW_INTERVAL_MS = 100;
+
+/** Default wait under test: a tenth of Jest's default test timeout. */
+const TEST_WAIT_MS = 500;
 
 /**
  * `DistributedLockModule` on the in-process memory store, for users' unit and e2e tests, plus a
@@ -64,6 +73,7 @@ export class LockTestingModule {
           useFactory: (): LockModuleOptions => ({
             ...lockOptions,
             renewIntervalMs,
+            waitMs: lockOptions.waitMs ?? TEST_WAIT_MS,
             shutdownGraceMs: lockOptions.shutdownGraceMs ?? 0,
             store: new FaultInjectingLockStore(new MemoryLockStore({ keyPrefix: lockOptions.keyPrefix })),
           }),
