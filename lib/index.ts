@@ -1,5 +1,6 @@
 export { DistributedLockModule, LockModule } from './module/distributed-lock.module.js';
 export type { LockModuleOptions, LockStoreKind } from './options/lock-module-options.interface.js';
+export type { LockModuleOptionsFactory } from './options/lock-module-options-factory.interface.js';
 export { LockService, type AcquireOptions, type LockHealth } from './service/lock.service.js';
 export type { WatchdogStatus } from './watchdog/lease.watchdog.js';
 export { Lease } from './lease/lease.js';

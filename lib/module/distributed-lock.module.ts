@@ -1,4 +1,4 @@
-import { Module } from '@nestjs/common';
+import { Module, type ConfigurableModuleAsyncOptions, type Provider } from '@nestjs/common';
 import { APP_FILTER, DiscoveryModule } from '@nestjs/core';
 import { LockEventLogger } from '../events/lock-event.logger.js';
 import { LockEvents } from '../events/lock-events.js';
@@ -10,14 +10,15 @@ import { RESOLVED_LOCK_OPTIONS } from '../lock.internal-constants.js';
 import { lockTelemetryProvider } from '../observability/lock-telemetry.js';
 import { LockStore } from '../stores/lock-store.interface.js';
 import { LeaseWatchdog } from '../watchdog/lease.watchdog.js';
-import { ConfigurableLockModule, LOCK_MODULE_OPTIONS } from './lock-module.definition.js';
+import { ConfigurableLockModule, LOCK_MODULE_OPTIONS, lockOptionsProvider } from './lock-module.definition.js';
 import type { LockModuleOptions } from '../options/lock-module-options.interface.js';
 import { lockStoreProvider } from './lock-store.provider.js';
 import { resolveLockOptions } from '../options/resolve-lock-options.js';
 
 /**
- * Cluster-wide locks for a Nest application: `DistributedLockModule.forRoot({ redis })` or
- * `.forRootAsync({ inject, useFactory })`, with `isGlobal` to skip importing it in every feature module.
+ * Cluster-wide locks for a Nest application: `DistributedLockModule.forRoot({ redis })`,
+ * `.forRootAsync({ inject, useFactory })` or `.forRootAsync({ useClass })` (a `LockModuleOptionsFactory`),
+ * with `isGlobal` to skip importing it in every feature module.
  * Options are validated while the application starts.
  */
 @Module({
@@ -40,7 +41,12 @@ import { resolveLockOptions } from '../options/resolve-lock-options.js';
   ],
   exports: [LockService, LockEvents, LockStore],
 })
-export class DistributedLockModule extends ConfigurableLockModule {}
+export class DistributedLockModule extends ConfigurableLockModule {
+  /** @internal Called by the module builder for `forRootAsync`: see `lockOptionsProvider`. */
+  static createAsyncOptionsProvider(options: ConfigurableModuleAsyncOptions<LockModuleOptions, 'createLockOptions'>): Provider {
+    return lockOptionsProvider(options);
+  }
+}
 
 /** The same module under its short name. */
 export { DistributedLockModule as LockModule };

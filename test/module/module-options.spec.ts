@@ -109,6 +109,29 @@ describe('module configuration', () => {
     await app.close();
   });
 
+  it('refuses a useClass or useExisting provider without createLockOptions with LockConfigError naming the class', async () => {
+    @Injectable()
+    class MisnamedFactory {
+      // A plain JavaScript user's typo: the module wants createLockOptions.
+      createOptions(): LockModuleOptions {
+        return { store: 'memory' };
+      }
+    }
+    @Module({ providers: [MisnamedFactory], exports: [MisnamedFactory] })
+    class ConfigHome {}
+    for (const async of [{ useClass: MisnamedFactory }, { imports: [ConfigHome], useExisting: MisnamedFactory }] as never[]) {
+      const error = await start([DistributedLockModule.forRootAsync(async)]).then(
+        async (app) => {
+          await app.close();
+          return undefined;
+        },
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(LockConfigError);
+      expect((error as Error).message).toMatch(/forRootAsync\(\{ use(Class|Existing) \}\)" = "MisnamedFactory".*createLockOptions/);
+    }
+  });
+
   it('makes LockService injectable everywhere with isGlobal', async () => {
     @Injectable()
     class Payments {
