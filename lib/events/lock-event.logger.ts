@@ -1,5 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { LockEvents } from './lock-events.js';
+import { StoreOutageLog } from './store-outage.log.js';
 
 /**
  * Structured log lines for every lease event through Nest's logger: routine events at debug level, trouble
@@ -23,10 +24,6 @@ export class LockEventLogger {
       events.on('not-acquired', (e) =>
         this.logger.debug(`not acquired key=${e.key} reason=${e.reason} waitedMs=${e.waitedMs} attempts=${e.attempts}`),
       );
-      // The caller gets the LockStoreUnavailableError itself: a warning per failed acquisition would flood the log.
-      events.on('store-unavailable', (e) =>
-        this.logger.debug(`store unavailable key=${e.key} waitedMs=${e.waitedMs} attempts=${e.attempts}: ${describe(e.error)}`),
-      );
       events.on('deferred', (e) => this.logger.debug(`release deferred to the transaction key=${e.key} fencing=${e.fencingToken} token=${e.tokenDigest}`));
     }
     if (Logger.isLevelEnabled('verbose')) {
@@ -49,6 +46,7 @@ export class LockEventLogger {
       warnedAt.set(e.tokenDigest, now);
       this.logger.warn(`${line} (retrying until the lease's deadline)`);
     });
+    new StoreOutageLog(events, this.logger);
     events.on('lost', (e) =>
       this.logger.warn(`LEASE LOST key=${e.key} fencing=${e.fencingToken} token=${e.tokenDigest} reason=${e.reason}`),
     );

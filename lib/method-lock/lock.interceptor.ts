@@ -1,5 +1,7 @@
 import { LockConfigError } from '../errors/lock-config.error.js';
+import { LockKeyError } from '../errors/lock-key.error.js';
 import { LockNotAcquiredError } from '../errors/lock-not-acquired.error.js';
+import { logRefusedKey } from './refused-key.log.js';
 import type { LockedMethod } from './locked-method.js';
 import { lockServiceFor } from './lock-binding.registry.js';
 import { prepareLockedMethod } from './locked-method.preparation.js';
@@ -22,7 +24,13 @@ export async function lockedCall(method: LockedMethod, thisArg: unknown, args: u
   // A method that slipped past the startup check (plain JavaScript, @ts-ignore) and returned a plain value
   // once is refused from then on, before its body runs again.
   if (method.returnedPlainValue !== undefined) throw syncMethodError(method, method.returnedPlainValue);
-  const key = prepared.resolveKey(thisArg, args);
+  let key: string;
+  try {
+    key = prepared.resolveKey(thisArg, args);
+  } catch (error) {
+    if (error instanceof LockKeyError) logRefusedKey(method, error);
+    throw error;
+  }
   let started = false;
   try {
     return await locks.withLock(key, prepared.acquire, () => {

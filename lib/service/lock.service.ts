@@ -1,4 +1,4 @@
-import { Inject, Injectable, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { LeaseAcquirer } from '../acquisition/lease-acquirer.js';
 import { LocalFifo } from '../acquisition/local-fifo.js';
 import { ShutdownGate } from '../acquisition/shutdown-gate.js';
@@ -31,7 +31,8 @@ export interface LockHealth {
  * and, on shutdown, drains and releases them and closes the store.
  */
 @Injectable()
-export class LockService implements OnModuleInit, OnApplicationShutdown {
+export class LockService implements OnModuleInit, OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger('DistributedLock');
   private readonly held = new Set<Lease>();
   private readonly gate = new ShutdownGate(() => this.held.size);
   private readonly owned: TransactionOwnedLeases;
@@ -82,6 +83,21 @@ export class LockService implements OnModuleInit, OnApplicationShutdown {
   onModuleInit(): void {
     this.unregisterLeaseCheck ??= registerHeldLeaseCheck(() => {
       for (const lease of this.context.leases()) lease.assertHeld();
+    });
+  }
+
+  /**
+   * Once the application has started: one look at the store, so that a store unreachable at startup is in
+   * the log at once (the application still starts: locked calls fail closed until the store answers).
+   */
+  onApplicationBootstrap(): void {
+    const { commandTimeoutMs } = this.options;
+    this.store.ping().catch((error: unknown) => {
+      if (this.gate.closed) return;
+      this.logger.warn(
+        `Lock store unreachable at startup (${error instanceof Error ? error.message : String(error)}): locked calls fail ` +
+          `closed with LockStoreUnavailableError (HTTP 503) until it answers (each waits at most commandTimeoutMs = ${commandTimeoutMs} ms).`,
+      );
     });
   }
 
