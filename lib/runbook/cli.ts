@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { LockConfigError } from '../errors/lock-config.error.js';
 import { LOCK_MODULE_DEFAULTS } from '../options/lock-module-options.defaults.js';
 import type { LockStore } from '../stores/lock-store.interface.js';
 import type { RunbookAccess } from '../stores/lock-store-kind.interface.js';
@@ -111,8 +112,9 @@ async function main(args: string[]): Promise<number> {
     fencingToken = fencingTokenOption(parsed.values.get('fencing-token'));
     if (fencingToken !== undefined && command !== 'force-release') throw new UsageError('--fencing-token is for force-release');
     chosen = chooseStore(parsed.values);
+    chosen.store.checkAddress?.(chosen.address);
   } catch (error) {
-    if (!(error instanceof UsageError)) throw error;
+    if (!(error instanceof UsageError) && !(error instanceof LockConfigError)) throw error;
     console.error(`${error.message}\n${USAGE}`);
     return 2;
   }

@@ -64,6 +64,14 @@ describe('runbook CLI', () => {
     expect(result.stderr).toContain('Usage: nestjs-distributed-lock');
   });
 
+  it('refuses an etcd endpoint with credentials before connecting, without printing the password', async () => {
+    const result = await cli(['list', '--etcd', 'http://127.0.0.1:2379,http://root:SECRET@127.0.0.1:2380']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('"--etcd"');
+    expect(result.stderr).toContain('http://127.0.0.1:2379, ***');
+    expect(result.stderr).not.toContain('SECRET');
+  });
+
   it('finds a key typed as the user wrote it, and lists both the stored and the decoded form', async () => {
     const id = 'EU:42/ä';
     const lease = await app.locks.acquire(`order:${encodeKeySegment(id)}`);

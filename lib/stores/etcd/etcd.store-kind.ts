@@ -42,6 +42,13 @@ export const etcdStoreKind: LockStoreKindDefinition<'etcd', EtcdConnectionOption
     flag: 'etcd',
     env: 'ETCD_ENDPOINTS',
     address: '<http:// endpoint[,endpoint…]>',
+    // Credentials go in the auth option, never the endpoint; a refused list is shown with every bad entry
+    // masked, since the gRPC layer would otherwise echo the whole target, password included.
+    checkAddress: (endpoints) => {
+      const list = endpoints.split(',');
+      if (list.every(isEtcdEndpoint)) return;
+      throw new LockConfigError('--etcd', redactOptionValue(list, isEtcdEndpoint), 'http:// or https:// endpoints without credentials, separated by commas');
+    },
     open: (endpoints, { keyPrefix, commandTimeoutMs }) => createEtcdLockStore(endpoints.split(','), { keyPrefix, commandTimeoutMs }),
   },
 };
