@@ -2,7 +2,7 @@ import type { EtcdConnectionOption } from '../stores/etcd/etcd-connection-option
 import type { LockTelemetryOptions, ResolvedTelemetryOptions } from '../observability/lock-telemetry.options.js';
 import type { LockStore } from '../stores/lock-store.interface.js';
 import type { PostgresConnectionOption } from '../stores/postgres/postgres-connection.interface.js';
-import type { RedisConnectionOption } from '../stores/redis/redis-connection.option.js';
+import type { RedisConnectionOption } from '../stores/redis/connection/redis-connection.option.js';
 import type { TransactionSynchronizer } from '../transactions/transaction-synchronizer.interface.js';
 
 /** Which lease store backs the module. */

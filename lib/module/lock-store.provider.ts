@@ -4,7 +4,7 @@ import { createEtcdLockStore } from '../stores/etcd/etcd-client.factory.js';
 import { MemoryLockStore } from '../stores/memory/memory-lock.store.js';
 import { LockStore } from '../stores/lock-store.interface.js';
 import { PostgresLockStore } from '../stores/postgres/postgres-lock.store.js';
-import { createRedisConnection } from '../stores/redis/redis-client.factory.js';
+import { createRedisConnection } from '../stores/redis/connection/redis-client.factory.js';
 import { RedisLockStore } from '../stores/redis/redis-lock.store.js';
 import type { ResolvedLockOptions } from './lock-module-options.interface.js';
 

@@ -3,7 +3,7 @@ import { isEtcdClient, isEtcdEndpoint } from '../stores/etcd/etcd-connection-opt
 import type { LockStore } from '../stores/lock-store.interface.js';
 import { durationOption } from '../support/duration-option.js';
 import { redactOptionValue } from '../support/redact-option-value.js';
-import { assertRedisConnectionOption } from '../stores/redis/redis-connection.option.js';
+import { assertRedisConnectionOption } from '../stores/redis/connection/redis-connection.option.js';
 import { resolveTelemetryOptions } from '../observability/lock-telemetry.options.js';
 import { assertPostgresConnectionOption } from '../stores/postgres/postgres-client.factory.js';
 import { trackedTransactions } from '../transactions/transaction-scope.js';

@@ -11,14 +11,14 @@ import type {
   RenewOutcome,
   RenewRequest,
 } from '../lock-store.interface.js';
-import { GrantChannel } from './grant-channel.js';
-import { connected, escapeGlob, primaries, scanAll } from './redis-nodes.js';
-import { RedisCommands, type SentCommand } from './redis-commands.js';
-import { RedisFairQueue } from './redis-fair-queue.js';
-import type { RedisConnection } from './redis-connection.js';
+import { GrantChannel } from './channels/grant-channel.js';
+import { connected, escapeGlob, primaries, scanAll } from './connection/redis-nodes.js';
+import { RedisCommands, type SentCommand } from './commands/redis-commands.js';
+import { RedisFairQueue } from './fair-queue/redis-fair-queue.js';
+import type { RedisConnection } from './connection/redis-connection.js';
 import { RedisKeyLayout } from './redis-key-layout.js';
-import { RedisRenewals } from './redis-renewals.js';
-import { ReleaseChannel } from './release-channel.js';
+import { RedisRenewals } from './renewals/redis-renewals.js';
+import { ReleaseChannel } from './channels/release-channel.js';
 import { clockMicros } from './client-clock.js';
 import { ACQUIRE_QUEUED_KEYS, ACQUIRE_QUEUED_SCRIPT, acquireQueuedArgs, parseSingleAttemptReply } from './scripts/acquire-queued.script.js';
 import { ACQUIRE_KEYS, ACQUIRE_SCRIPT, acquireArgs, parseAcquireReply } from './scripts/acquire.script.js';
@@ -42,7 +42,7 @@ export interface RedisLockStoreOptions {
   readonly replicas?: number;
   /**
    * Waiters queue in Redis, first come first served across every instance: a release hands the key to
-   * the next waiter in the same step and wakes only that one (see redis-fair-queue.ts). Costs an uncontended
+   * the next waiter in the same step and wakes only that one (see fair-queue/redis-fair-queue.ts). Costs an uncontended
    * acquisition one more command inside the server (the look for a queue).
    * @default false
    */

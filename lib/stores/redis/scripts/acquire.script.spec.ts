@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import { RedisKeyLayout } from '../redis-key-layout';
-import type { RedisClient } from './define-script';
+import type { RedisClient } from '../connection/redis-client';
 import { ACQUIRE_KEYS, ACQUIRE_SCRIPT, acquireArgs, parseAcquireReply } from './acquire.script';
 import { parseLockValue } from './lock-value';
 

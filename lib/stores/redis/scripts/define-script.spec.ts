@@ -1,4 +1,4 @@
-import type { RedisClient } from './define-script';
+import type { RedisClient } from '../connection/redis-client';
 import { isNoScript, RedisScript } from './define-script';
 
 describe('RedisScript', () => {

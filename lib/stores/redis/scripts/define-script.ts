@@ -1,7 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Cluster, Redis } from 'ioredis';
-
-export type RedisClient = Redis | Cluster;
+import type { RedisClient } from '../connection/redis-client.js';
 
 interface FlatArgs {
   evalsha(sha: string, numKeys: number, keysAndArgs: (string | number)[]): Promise<unknown>;

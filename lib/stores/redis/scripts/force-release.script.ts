@@ -1,4 +1,5 @@
-import { publishingScript, type RedisClient } from './define-script.js';
+import type { RedisClient } from '../connection/redis-client.js';
+import { publishingScript } from './define-script.js';
 import { lockStateLua } from './lock-state.lua.js';
 import { queueNamesLua, recheckFirstLua } from './queue.lua.js';
 

@@ -1,4 +1,5 @@
-import { RedisScript, type RedisClient } from './define-script.js';
+import type { RedisClient } from '../connection/redis-client.js';
+import { RedisScript } from './define-script.js';
 import { lockStateLua } from './lock-state.lua.js';
 
 /**

@@ -1,4 +1,5 @@
-import { RedisScript, type RedisClient } from './define-script.js';
+import type { RedisClient } from '../connection/redis-client.js';
+import { RedisScript } from './define-script.js';
 import { markWaitedForLua } from './lock-value.js';
 
 /**

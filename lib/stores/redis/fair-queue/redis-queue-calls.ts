@@ -1,10 +1,10 @@
-import type { QueuedAcquireRequest } from '../lock-store.interface.js';
-import { clockMicros } from './client-clock.js';
-import type { SentCommand } from './redis-commands.js';
+import type { QueuedAcquireRequest } from '../../lock-store.interface.js';
+import { clockMicros } from '../client-clock.js';
+import type { SentCommand } from '../commands/redis-commands.js';
 import type { FairQueueContext, RedisFairQueue } from './redis-fair-queue.js';
-import { ACQUIRE_QUEUED_KEYS, ACQUIRE_QUEUED_SCRIPT, acquireQueuedArgs, parseQueuedReply, type QueuedReply } from './scripts/acquire-queued.script.js';
-import { parseQueueCheckReply, QUEUE_CHECK_KEYS, queueCheckArgs, type QueueCheckReply } from './scripts/queue-check.script.js';
-import { parseQueueLeaveReply, QUEUE_LEAVE_KEYS, queueLeaveArgs } from './scripts/queue-leave.script.js';
+import { ACQUIRE_QUEUED_KEYS, ACQUIRE_QUEUED_SCRIPT, acquireQueuedArgs, parseQueuedReply, type QueuedReply } from '../scripts/acquire-queued.script.js';
+import { parseQueueCheckReply, QUEUE_CHECK_KEYS, queueCheckArgs, type QueueCheckReply } from '../scripts/queue-check.script.js';
+import { parseQueueLeaveReply, QUEUE_LEAVE_KEYS, queueLeaveArgs } from '../scripts/queue-leave.script.js';
 
 /**
  * The fair queue's protocol for one waiter of one key (see scripts/queue.lua.ts): the names its scripts

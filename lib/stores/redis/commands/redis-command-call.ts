@@ -1,6 +1,7 @@
-import { LockStoreUnavailableError } from '../../errors/lock-store-unavailable.error.js';
-import { NotSentError } from './redis-connection.js';
-import { isNoScript, type RedisClient, type RedisScript } from './scripts/define-script.js';
+import { LockStoreUnavailableError } from '../../../errors/lock-store-unavailable.error.js';
+import { NotSentError } from '../connection/redis-connection.js';
+import type { RedisClient } from '../connection/redis-client.js';
+import { isNoScript, type RedisScript } from '../scripts/define-script.js';
 
 /** What a call needs from the commands that sent it. */
 export interface CallTracker {

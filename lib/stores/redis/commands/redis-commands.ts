@@ -1,6 +1,7 @@
 import { CommandCall, isReplyError, type CallTracker, type ReplyParser, type SentCommand } from './redis-command-call.js';
-import { NotSentError, type RedisConnection } from './redis-connection.js';
-import type { RedisClient, RedisScript } from './scripts/define-script.js';
+import { NotSentError, type RedisConnection } from '../connection/redis-connection.js';
+import type { RedisClient } from '../connection/redis-client.js';
+import type { RedisScript } from '../scripts/define-script.js';
 
 export type { ReplyParser, SentCommand } from './redis-command-call.js';
 

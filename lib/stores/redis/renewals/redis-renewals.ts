@@ -1,11 +1,11 @@
 import calculateSlot from 'cluster-key-slot';
 import type { Cluster } from 'ioredis';
-import { LockStoreUnavailableError } from '../../errors/lock-store-unavailable.error.js';
-import type { RenewOutcome, RenewRequest } from '../lock-store.interface.js';
-import type { RedisCommands } from './redis-commands.js';
-import type { RedisConnection } from './redis-connection.js';
-import type { RedisKeyLayout } from './redis-key-layout.js';
-import { renewManyScript, renewOnNodeScript, type RenewCallReply, type RenewEntry } from './scripts/renew-many.script.js';
+import { LockStoreUnavailableError } from '../../../errors/lock-store-unavailable.error.js';
+import type { RenewOutcome, RenewRequest } from '../../lock-store.interface.js';
+import type { RedisCommands } from '../commands/redis-commands.js';
+import type { RedisConnection } from '../connection/redis-connection.js';
+import type { RedisKeyLayout } from '../redis-key-layout.js';
+import { renewManyScript, renewOnNodeScript, type RenewCallReply, type RenewEntry } from '../scripts/renew-many.script.js';
 
 /** Keeps one renew call's argument list well below Redis' limits and its run time short. */
 const MAX_RENEW_BATCH = 1000;

@@ -1,11 +1,11 @@
-import { LockStoreUnavailableError } from '../../errors/lock-store-unavailable.error.js';
-import { Wake } from '../../support/wake.js';
-import type { QueuedAcquireOutcome, QueuedAcquireRequest } from '../lock-store.interface.js';
-import type { GrantListener } from './grant-channel.js';
-import type { SentCommand } from './redis-commands.js';
+import { LockStoreUnavailableError } from '../../../errors/lock-store-unavailable.error.js';
+import { Wake } from '../../../support/wake.js';
+import type { QueuedAcquireOutcome, QueuedAcquireRequest } from '../../lock-store.interface.js';
+import type { GrantListener } from '../channels/grant-channel.js';
+import type { SentCommand } from '../commands/redis-commands.js';
 import type { FairQueueContext, RedisFairQueue } from './redis-fair-queue.js';
 import { QueueCalls } from './redis-queue-calls.js';
-import { retryDelayMs } from '../../support/retry-delay.js';
+import { retryDelayMs } from '../../../support/retry-delay.js';
 
 /**
  * A waiter's heartbeat lease: a waiter that died stands in line no longer than this, plus one look at the

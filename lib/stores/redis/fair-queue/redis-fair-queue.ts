@@ -1,11 +1,11 @@
-import type { QueuedAcquireOutcome, QueuedAcquireRequest } from '../lock-store.interface.js';
-import type { GrantChannel } from './grant-channel.js';
-import type { RedisCommands } from './redis-commands.js';
-import type { RedisKeyLayout } from './redis-key-layout.js';
+import type { QueuedAcquireOutcome, QueuedAcquireRequest } from '../../lock-store.interface.js';
+import type { GrantChannel } from '../channels/grant-channel.js';
+import type { RedisCommands } from '../commands/redis-commands.js';
+import type { RedisKeyLayout } from '../redis-key-layout.js';
 import { QueueWait } from './redis-queue-wait.js';
-import type { RedisScript } from './scripts/define-script.js';
-import { queueCheckScriptFor } from './scripts/queue-check.script.js';
-import { queueLeaveScriptFor } from './scripts/queue-leave.script.js';
+import type { RedisScript } from '../scripts/define-script.js';
+import { queueCheckScriptFor } from '../scripts/queue-check.script.js';
+import { queueLeaveScriptFor } from '../scripts/queue-leave.script.js';
 
 
 /** What the queue needs from its store. */
