@@ -1,10 +1,12 @@
 import type { QueuedAcquireRequest } from '../../lock-store.interface.js';
 import { clockMicros } from '../client-clock.js';
 import type { SentCommand } from '../commands/redis-commands.js';
-import type { FairQueueContext, RedisFairQueue } from './redis-fair-queue.js';
+import type { RedisScript } from '../scripts/define-script.js';
 import { ACQUIRE_QUEUED_KEYS, ACQUIRE_QUEUED_SCRIPT, acquireQueuedArgs, parseQueuedReply, type QueuedReply } from '../scripts/acquire-queued.script.js';
-import { parseQueueCheckReply, QUEUE_CHECK_KEYS, queueCheckArgs, type QueueCheckReply } from '../scripts/queue-check.script.js';
-import { parseQueueLeaveReply, QUEUE_LEAVE_KEYS, queueLeaveArgs } from '../scripts/queue-leave.script.js';
+import { parseQueueCheckReply, QUEUE_CHECK_KEYS, queueCheckArgs, queueCheckScriptFor, type QueueCheckReply } from '../scripts/queue-check.script.js';
+import { parseQueueLeaveReply, QUEUE_LEAVE_KEYS, queueLeaveArgs, queueLeaveScriptFor } from '../scripts/queue-leave.script.js';
+import type { ContendedKeys } from './contended-keys.js';
+import type { FairQueueContext } from './fair-queue-context.js';
 
 /**
  * The fair queue's protocol for one waiter of one key (see scripts/queue.lua.ts): the names its scripts
@@ -18,10 +20,12 @@ export class QueueCalls {
   private readonly grantChannelBase: string;
   /** The entry after its clock field: everything but the clock is fixed for the wait. */
   private readonly entryTail: string;
+  private readonly checkScript: RedisScript;
+  private readonly leaveScript: RedisScript;
 
   constructor(
-    private readonly queue: RedisFairQueue,
     private readonly context: FairQueueContext,
+    private readonly contended: ContendedKeys,
     private readonly request: QueuedAcquireRequest,
     waiter: number,
     heartbeatMs: number,
@@ -31,6 +35,8 @@ export class QueueCalls {
     ({ tag: this.tag, fenceKey: this.fenceKey, queueKey: this.queueKey } = layout.queueNames(this.lockKey));
     this.grantChannelBase = layout.grantChannel(this.tag, '');
     this.entryTail = `|${heartbeatMs}|${context.instance}|${waiter}|${request.token}|${request.holder}`;
+    this.checkScript = queueCheckScriptFor(context.sharded);
+    this.leaveScript = queueLeaveScriptFor(context.sharded);
   }
 
   /**
@@ -40,7 +46,7 @@ export class QueueCalls {
   join(onUnknownOutcome: (call: SentCommand) => void): Promise<QueuedReply> {
     const clock = clockMicros();
     const entry = clock + this.entryTail;
-    return this.queue.seenContended(this.lockKey) ? this.joinBehind(entry, clock, onUnknownOutcome) : this.attempt(entry, clock, onUnknownOutcome);
+    return this.contended.has(this.lockKey) ? this.joinBehind(entry, clock, onUnknownOutcome) : this.attempt(entry, clock, onUnknownOutcome);
   }
 
   private async joinBehind(entry: string, clock: string, onUnknownOutcome: (call: SentCommand) => void): Promise<QueuedReply> {
@@ -60,10 +66,10 @@ export class QueueCalls {
     return this.context.commands.runScript('acquire', key, this.lockKey, ACQUIRE_QUEUED_SCRIPT, ACQUIRE_QUEUED_KEYS, args, this.noteReply, onUnknownOutcome);
   }
 
-  /** Reads the reply, and remembers whether the key was contended (see `RedisFairQueue.seenContended`). */
+  /** Reads the reply, and remembers whether the key was contended (see `ContendedKeys`). */
   private readonly noteReply = (reply: unknown): QueuedReply => {
     const parsed = parseQueuedReply(reply);
-    this.queue.noteContended(this.lockKey, !parsed.granted);
+    this.contended.note(this.lockKey, !parsed.granted);
     return parsed;
   };
 
@@ -71,14 +77,14 @@ export class QueueCalls {
   check(renewedEntry: string): Promise<QueueCheckReply> {
     const { key, token, leaseMs } = this.request;
     const args = queueCheckArgs(this.lockKey, this.fenceKey, this.queueKey, token, renewedEntry, clockMicros(), leaseMs, this.grantChannelBase);
-    return this.context.commands.runScript('acquire', key, this.lockKey, this.queue.checkScript, QUEUE_CHECK_KEYS, args, parseQueueCheckReply);
+    return this.context.commands.runScript('acquire', key, this.lockKey, this.checkScript, QUEUE_CHECK_KEYS, args, parseQueueCheckReply);
   }
 
   /** Removes the waiter's entries; the fencing token if the key was handed to it meanwhile. */
   leave(): Promise<number | undefined> {
     const { key, token } = this.request;
     const args = queueLeaveArgs(this.lockKey, this.fenceKey, this.queueKey, token, clockMicros(), this.grantChannelBase);
-    return this.context.commands.runScript('acquire', key, this.lockKey, this.queue.leaveScript, QUEUE_LEAVE_KEYS, args, parseQueueLeaveReply);
+    return this.context.commands.runScript('acquire', key, this.lockKey, this.leaveScript, QUEUE_LEAVE_KEYS, args, parseQueueLeaveReply);
   }
 
   /** The waiter's queue entry as of now (see scripts/queue.lua.ts). */
