@@ -7,7 +7,6 @@ export interface FairQueueContext {
   readonly commands: RedisCommands;
   readonly layout: RedisKeyLayout;
   readonly grants: GrantChannel;
-  readonly sharded: boolean;
   /** This store's name on the grant channels. */
   readonly instance: string;
   /** `RedisConnection.epoch`: a reply in another epoch than its call may answer a second delivery. */

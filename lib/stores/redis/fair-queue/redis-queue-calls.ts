@@ -1,10 +1,9 @@
 import type { QueuedAcquireRequest } from '../../lock-store.interface.js';
 import { clockMicros } from '../client-clock.js';
 import type { SentCommand } from '../commands/redis-commands.js';
-import type { RedisScript } from '../scripts/define-script.js';
-import { ACQUIRE_QUEUED_KEYS, ACQUIRE_QUEUED_SCRIPT, acquireQueuedArgs, parseQueuedReply, type QueuedReply } from '../scripts/acquire-queued.script.js';
-import { parseQueueCheckReply, QUEUE_CHECK_KEYS, queueCheckArgs, queueCheckScriptFor, type QueueCheckReply } from '../scripts/queue-check.script.js';
-import { parseQueueLeaveReply, QUEUE_LEAVE_KEYS, queueLeaveArgs, queueLeaveScriptFor } from '../scripts/queue-leave.script.js';
+import type { QueuedReply } from '../scripts/acquire-queued.script.js';
+import { QUEUE_CHECK_SCRIPT, type QueueCheckReply } from '../scripts/queue-check.script.js';
+import { QUEUE_LEAVE_SCRIPT } from '../scripts/queue-leave.script.js';
 import type { ContendedKeys } from './contended-keys.js';
 import type { FairQueueContext } from './fair-queue-context.js';
 
@@ -20,8 +19,6 @@ export class QueueCalls {
   private readonly grantChannelBase: string;
   /** The entry after its clock field: everything but the clock is fixed for the wait. */
   private readonly entryTail: string;
-  private readonly checkScript: RedisScript;
-  private readonly leaveScript: RedisScript;
 
   constructor(
     private readonly context: FairQueueContext,
@@ -35,8 +32,6 @@ export class QueueCalls {
     ({ tag: this.tag, fenceKey: this.fenceKey, queueKey: this.queueKey } = layout.queueNames(this.lockKey));
     this.grantChannelBase = layout.grantChannel(this.tag, '');
     this.entryTail = `|${heartbeatMs}|${context.instance}|${waiter}|${request.token}|${request.holder}`;
-    this.checkScript = queueCheckScriptFor(context.sharded);
-    this.leaveScript = queueLeaveScriptFor(context.sharded);
   }
 
   /**
@@ -61,30 +56,25 @@ export class QueueCalls {
   }
 
   private attempt(entry: string, clock: string, onUnknownOutcome: (call: SentCommand) => void): Promise<QueuedReply> {
-    const { key, token, leaseMs, holder } = this.request;
-    const args = acquireQueuedArgs(this.lockKey, this.fenceKey, this.queueKey, token, leaseMs, holder, clock, entry);
-    return this.context.commands.runScript('acquire', key, this.lockKey, ACQUIRE_QUEUED_SCRIPT, ACQUIRE_QUEUED_KEYS, args, this.noteReply, onUnknownOutcome);
+    const { lockKey, fenceKey, queueKey, request } = this;
+    const { key, token, leaseMs, holder } = request;
+    const input = { lockKey, fenceKey, queueKey, token, leaseMs, holder, clockMicros: clock, entry };
+    return this.context.commands.runScript('acquire', key, this.contended.joinScript, input, onUnknownOutcome);
   }
-
-  /** Reads the reply, and remembers whether the key was contended (see `ContendedKeys`). */
-  private readonly noteReply = (reply: unknown): QueuedReply => {
-    const parsed = parseQueuedReply(reply);
-    this.contended.note(this.lockKey, !parsed.granted);
-    return parsed;
-  };
 
   /** A look at the queue that renews the entry to `renewedEntry` (see queue-check.script.ts). */
   check(renewedEntry: string): Promise<QueueCheckReply> {
-    const { key, token, leaseMs } = this.request;
-    const args = queueCheckArgs(this.lockKey, this.fenceKey, this.queueKey, token, renewedEntry, clockMicros(), leaseMs, this.grantChannelBase);
-    return this.context.commands.runScript('acquire', key, this.lockKey, this.checkScript, QUEUE_CHECK_KEYS, args, parseQueueCheckReply);
+    const { lockKey, fenceKey, queueKey, grantChannelBase, request } = this;
+    const { key, token, leaseMs } = request;
+    const input = { lockKey, fenceKey, queueKey, token, renewedEntry, clockMicros: clockMicros(), leaseMs, grantChannelBase };
+    return this.context.commands.runScript('acquire', key, QUEUE_CHECK_SCRIPT, input);
   }
 
   /** Removes the waiter's entries; the fencing token if the key was handed to it meanwhile. */
   leave(): Promise<number | undefined> {
-    const { key, token } = this.request;
-    const args = queueLeaveArgs(this.lockKey, this.fenceKey, this.queueKey, token, clockMicros(), this.grantChannelBase);
-    return this.context.commands.runScript('acquire', key, this.lockKey, this.leaveScript, QUEUE_LEAVE_KEYS, args, parseQueueLeaveReply);
+    const { lockKey, fenceKey, queueKey, grantChannelBase, request } = this;
+    const input = { lockKey, fenceKey, queueKey, token: request.token, clockMicros: clockMicros(), grantChannelBase };
+    return this.context.commands.runScript('acquire', request.key, QUEUE_LEAVE_SCRIPT, input);
   }
 
   /** The waiter's queue entry as of now (see scripts/queue.lua.ts). */
