@@ -76,7 +76,7 @@ export class CommandCall implements SentCommand, SentScript<unknown> {
   useScript(script: RedisScript<unknown, unknown>, input: unknown, sharded: boolean, acknowledgement: Acknowledgement | undefined): this {
     this.script = script;
     this.input = input;
-    this.build = script.lua(sharded);
+    this.build = sharded ? script.sharded : script.plain;
     const { numKeys } = script;
     this.numKeys = typeof numKeys === 'number' ? numKeys : numKeys(input);
     this.keysAndArgs = script.keysAndArgs(input);

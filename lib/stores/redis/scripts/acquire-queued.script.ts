@@ -81,7 +81,7 @@ function queuedKeysAndArgs(input: AcquireIfNoQueueInput, entry: string): (string
 
 /** The fair queue's join (see the script). */
 export const ACQUIRE_QUEUED_SCRIPT = defineScript({
-  lua: () => lua,
+  lua,
   numKeys: 3,
   keysAndArgs: (input: AcquireQueuedInput) => queuedKeysAndArgs(input, input.entry),
   parse: parseQueuedReply,
@@ -93,7 +93,7 @@ export const ACQUIRE_QUEUED_SCRIPT = defineScript({
  * plain acquire's (see acquire.script.ts).
  */
 export const ACQUIRE_IF_NO_QUEUE_SCRIPT = defineScript({
-  lua: () => lua,
+  lua,
   numKeys: 3,
   keysAndArgs: (input: AcquireIfNoQueueInput) => queuedKeysAndArgs(input, ''),
   parse: parseAcquireReply,

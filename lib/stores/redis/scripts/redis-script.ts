@@ -41,35 +41,56 @@ export interface SentScript<Input> {
  * `RedisCommands.runScript` sends every one of them the same way (see commands/script-send.ts).
  */
 export interface ScriptDefinition<Input, Reply> {
-  /** The Lua, or its PUBLISH / SPUBLISH builds ({@link publishingLua}) for a script that announces. */
-  readonly lua: string | ((sharded: boolean) => LuaScript);
+  /**
+   * The Lua; a build several definitions share (one script whose reply two callers read differently); or,
+   * for a script that announces, its PUBLISH / SPUBLISH builds ({@link publishingLua}).
+   */
+  readonly lua: string | LuaScript | ((sharded: boolean) => LuaScript);
   /** How many of {@link keysAndArgs} are declared keys (a Cluster routes the call by the first). */
   readonly numKeys: number | ((input: Input) => number);
   /**
-   * The declared keys first, then the arguments, in one array built in one pass: on the hot path this is
-   * the call's only allocation besides the input, and ioredis takes the array as it is.
+   * The declared keys first, then the arguments, in one array built in one pass (a renew batch's holds
+   * 3000 entries): the only array the call builds, and ioredis takes it as it is.
    */
   readonly keysAndArgs: (input: Input) => (string | number)[];
   /** Runs where the reply arrives: its result is the call's, what it throws the call's rejection. */
   readonly parse: (reply: unknown, call: SentScript<Input>) => Reply;
   /**
-   * The input's ownership token, for scripts that grant: a call whose outcome is unknown is cleaned up by
-   * releasing what this token may have been granted.
+   * Which input is the ownership token, for scripts that carry one: a clean-up of a call whose outcome is
+   * unknown reads it here (an unanswered acquire releases what the token may have been granted).
    */
   readonly ownershipToken?: (input: Input) => string;
 }
 
-/** A {@link ScriptDefinition} ready to send: its builds made, their SHAs computed once. */
-export interface RedisScript<Input, Reply> extends Omit<ScriptDefinition<Input, Reply>, 'lua'> {
-  /** The build to send on a connection that uses sharded pub/sub (`true`) or not. */
-  readonly lua: (sharded: boolean) => LuaScript;
+/**
+ * A {@link ScriptDefinition} ready to send: its builds made, their SHAs computed once. One class for every
+ * script, so the send path sees one shape of object whichever verb it sends.
+ */
+export class RedisScript<Input, Reply> {
+  readonly numKeys: number | ((input: Input) => number);
+  readonly keysAndArgs: (input: Input) => (string | number)[];
+  readonly parse: (reply: unknown, call: SentScript<Input>) => Reply;
+  readonly ownershipToken: ((input: Input) => string) | undefined;
+
+  constructor(
+    definition: Omit<ScriptDefinition<Input, Reply>, 'lua'>,
+    /** The build for connections without sharded pub/sub. */
+    readonly plain: LuaScript,
+    /** The build for connections with it (the same as {@link plain} for a script that announces nothing). */
+    readonly sharded: LuaScript,
+  ) {
+    this.numKeys = definition.numKeys;
+    this.keysAndArgs = definition.keysAndArgs;
+    this.parse = definition.parse;
+    this.ownershipToken = definition.ownershipToken;
+  }
 }
 
 export function defineScript<Input, Reply>(definition: ScriptDefinition<Input, Reply>): RedisScript<Input, Reply> {
   const { lua } = definition;
-  if (typeof lua !== 'string') return { ...definition, lua };
-  const build = new LuaScript(lua);
-  return { ...definition, lua: () => build };
+  if (typeof lua === 'function') return new RedisScript(definition, lua(false), lua(true));
+  const build = typeof lua === 'string' ? new LuaScript(lua) : lua;
+  return new RedisScript(definition, build, build);
 }
 
 /**
@@ -80,5 +101,6 @@ export function withParse<Input, Reply>(
   script: RedisScript<Input, unknown>,
   parse: (reply: unknown, call: SentScript<Input>) => Reply,
 ): RedisScript<Input, Reply> {
-  return { ...script, parse };
+  const { numKeys, keysAndArgs, ownershipToken } = script;
+  return new RedisScript({ numKeys, keysAndArgs, parse, ownershipToken }, script.plain, script.sharded);
 }
