@@ -22,7 +22,7 @@ export type {
   RedisClusterConnectionOptions,
   RedisClusterSeed,
   RedisUrlConnectionOptions,
-} from './stores/redis/redis-connection.option.js';
+} from './stores/redis/connection/redis-connection.option.js';
 export { PostgresLockStore } from './stores/postgres/postgres-lock.store.js';
 export type { PostgresLockStoreOptions, PostgresSweepOptions } from './stores/postgres/postgres-lock-store.options.js';
 export type {

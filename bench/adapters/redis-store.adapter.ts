@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { createRedisConnection } from '../../lib/stores/redis/redis-client.factory.js';
+import { createRedisConnection } from '../../lib/stores/redis/connection/redis-client.factory.js';
 import { RedisLockStore } from '../../lib/stores/redis/redis-lock.store.js';
 import { sleep } from '../support/clock.js';
 import type { Contender, LockAdapter } from './lock-adapter.js';

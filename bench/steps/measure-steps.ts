@@ -92,7 +92,7 @@ async function main(): Promise<void> {
 async function openStep(name: string, dir: string, url: string): Promise<Step> {
   /* eslint-disable @typescript-eslint/no-require-imports -- each copy of lib is loaded from its own folder */
   const lib = require(join(dir, 'lib/index.ts'));
-  const { createRedisConnection } = require(join(dir, 'lib/stores/redis/redis-client.factory.ts'));
+  const { createRedisConnection } = require(join(dir, 'lib/stores/redis/connection/redis-client.factory.ts'));
   const { RedisLockStore } = require(join(dir, 'lib/stores/redis/redis-lock.store.ts'));
   /* eslint-enable @typescript-eslint/no-require-imports */
   const keyPrefix = `steps:${name}:${randomUUID().slice(0, 6)}:`;

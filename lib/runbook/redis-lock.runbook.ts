@@ -1,7 +1,7 @@
 import type { ForceReleaseResult, HeldLock } from '../stores/lock-store.interface.js';
-import { createRedisConnection } from '../stores/redis/redis-client.factory.js';
+import { createRedisConnection } from '../stores/redis/connection/redis-client.factory.js';
 import { RedisLockStore } from '../stores/redis/redis-lock.store.js';
-import type { RedisClient } from '../stores/redis/scripts/define-script.js';
+import type { RedisClient } from '../stores/redis/connection/redis-client.js';
 
 /**
  * The runbook's operations from code, over an ioredis `Redis` or `Cluster` client (on a Cluster, listing

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { createRedisConnection } from '../../lib/stores/redis/redis-client.factory';
+import { createRedisConnection } from '../../lib/stores/redis/connection/redis-client.factory';
 import { RedisLockStore } from '../../lib/stores/redis/redis-lock.store';
 import { parseLockValue } from '../../lib/stores/redis/scripts/lock-value';
 import { redisUrl, testPrefix } from '../support/test-prefix';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { Redis } from 'ioredis';
-import { createRedisConnection } from '../../lib/stores/redis/redis-client.factory';
+import { createRedisConnection } from '../../lib/stores/redis/connection/redis-client.factory';
 import { RedisKeyLayout } from '../../lib/stores/redis/redis-key-layout';
 import { RedisLockStore } from '../../lib/stores/redis/redis-lock.store';
 import { parseLockValue } from '../../lib/stores/redis/scripts/lock-value';

@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { LockStoreUnavailableError } from '../../lib/errors/lock-store-unavailable.error';
-import { createRedisConnection } from '../../lib/stores/redis/redis-client.factory';
+import { createRedisConnection } from '../../lib/stores/redis/connection/redis-client.factory';
 import { RedisLockStore } from '../../lib/stores/redis/redis-lock.store';
 import { TcpProxy } from '../support/tcp-proxy';
 import { redisUrl, testPrefix } from '../support/test-prefix';

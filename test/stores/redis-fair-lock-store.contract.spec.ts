@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { RedisKeyLayout } from '../../lib/stores/redis/redis-key-layout';
 import { RedisLockStore } from '../../lib/stores/redis/redis-lock.store';
-import { createRedisConnection } from '../../lib/stores/redis/redis-client.factory';
+import { createRedisConnection } from '../../lib/stores/redis/connection/redis-client.factory';
 import { redisUrl, testPrefix } from '../support/test-prefix';
 import { describeLockStoreContract } from './lock-store.contract';
 

@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import { RedisLockStore } from '../../lib/stores/redis/redis-lock.store';
-import { createRedisConnection } from '../../lib/stores/redis/redis-client.factory';
+import { createRedisConnection } from '../../lib/stores/redis/connection/redis-client.factory';
 import { redisUrl, testPrefix } from '../support/test-prefix';
 import { describeLockStoreContract } from './lock-store.contract';
 

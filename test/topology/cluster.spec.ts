@@ -4,7 +4,7 @@ import { promisify } from 'node:util';
 import calculateSlot from 'cluster-key-slot';
 import { Cluster, Redis } from 'ioredis';
 import { LockStoreUnavailableError, RedisLockRunbook } from '../../lib/index';
-import { createRedisConnection } from '../../lib/stores/redis/redis-client.factory';
+import { createRedisConnection } from '../../lib/stores/redis/connection/redis-client.factory';
 import { RedisKeyLayout } from '../../lib/stores/redis/redis-key-layout';
 import { RedisLockStore } from '../../lib/stores/redis/redis-lock.store';
 import type { RedisCluster } from '../../scripts/servers/redis-cluster';

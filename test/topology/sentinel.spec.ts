@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { createRedisConnection } from '../../lib/stores/redis/redis-client.factory';
+import { createRedisConnection } from '../../lib/stores/redis/connection/redis-client.factory';
 import { RedisLockStore } from '../../lib/stores/redis/redis-lock.store';
 import { askRedis, waitFor } from '../../scripts/servers/server-probes';
 import { describeLockStoreContract } from '../stores/lock-store.contract';

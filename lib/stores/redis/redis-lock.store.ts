@@ -11,24 +11,23 @@ import type {
   RenewOutcome,
   RenewRequest,
 } from '../lock-store.interface.js';
-import { GrantChannel } from './grant-channel.js';
-import { connected, escapeGlob, primaries, scanAll } from './redis-nodes.js';
-import { RedisCommands, type SentCommand } from './redis-commands.js';
-import { RedisFairQueue } from './redis-fair-queue.js';
-import type { RedisConnection } from './redis-connection.js';
-import { RedisKeyLayout } from './redis-key-layout.js';
-import { RedisRenewals } from './redis-renewals.js';
-import { ReleaseChannel } from './release-channel.js';
+import { GrantChannel } from './channels/grant-channel.js';
+import { ReleaseChannel } from './channels/release-channel.js';
+import { RedisCommands } from './commands/redis-commands.js';
+import type { RedisConnection } from './connection/redis-connection.js';
+import { connected, escapeGlob, primaries, scanAll } from './connection/redis-nodes.js';
+import { RedisFairQueue } from './fair-queue/redis-fair-queue.js';
 import { clockMicros } from './client-clock.js';
-import { ACQUIRE_QUEUED_KEYS, ACQUIRE_QUEUED_SCRIPT, acquireQueuedArgs, parseSingleAttemptReply } from './scripts/acquire-queued.script.js';
-import { ACQUIRE_KEYS, ACQUIRE_SCRIPT, acquireArgs, parseAcquireReply } from './scripts/acquire.script.js';
-import type { AcknowledgedReply } from './scripts/define-script.js';
-import type { RedisScript } from './scripts/define-script.js';
-import { forceReleaseScript } from './scripts/force-release.script.js';
-import { inspectScript } from './scripts/inspect.script.js';
-import { markWaitedForScript } from './scripts/mark-waited-for.script.js';
+import { RedisKeyLayout } from './redis-key-layout.js';
+import { RedisRenewals } from './renewals/redis-renewals.js';
+import { ACQUIRE_IF_NO_QUEUE_SCRIPT } from './scripts/acquire-queued.script.js';
+import { ACQUIRE_SCRIPT, parseAcquireReply, type AcquireInput } from './scripts/acquire.script.js';
+import { FORCE_RELEASE_SCRIPT } from './scripts/force-release.script.js';
+import { INSPECT_SCRIPT } from './scripts/inspect.script.js';
 import { LOCK_VALUE_SEPARATOR } from './scripts/lock-value.js';
-import { RELEASE_KEYS, releaseArgs, releasedReply, releaseScriptFor } from './scripts/release.script.js';
+import { MARK_WAITED_FOR_SCRIPT } from './scripts/mark-waited-for.script.js';
+import { withParse, type RedisScript, type SentScript } from './scripts/redis-script.js';
+import { RELEASE_SCRIPT, type ReleaseInput } from './scripts/release.script.js';
 
 export interface RedisLockStoreOptions {
   readonly keyPrefix: string;
@@ -42,7 +41,7 @@ export interface RedisLockStoreOptions {
   readonly replicas?: number;
   /**
    * Waiters queue in Redis, first come first served across every instance: a release hands the key to
-   * the next waiter in the same step and wakes only that one (see redis-fair-queue.ts). Costs an uncontended
+   * the next waiter in the same step and wakes only that one (see fair-queue/redis-fair-queue.ts). Costs an uncontended
    * acquisition one more command inside the server (the look for a queue).
    * @default false
    */
@@ -55,10 +54,8 @@ export class RedisLockStore implements LockStore {
   private readonly channel: ReleaseChannel;
   private readonly commands: RedisCommands;
   private readonly renewals: RedisRenewals;
-  private readonly replicas: number;
-  /** WAIT's own bound: half the command timeout, so its answer (and the clean-up) comes before ours. */
-  private readonly waitTimeoutMs: number;
-  private readonly releaseScript: RedisScript;
+  /** The release script, its reply read with the connection's epoch (see {@link release}). */
+  private readonly releaseScript: RedisScript<ReleaseInput, boolean>;
   private readonly grants: GrantChannel;
   /** Present with `fair`: waiting acquisitions go through the store's queue (see `LockStore.acquireQueued`). */
   readonly acquireQueued?: (request: QueuedAcquireRequest) => Promise<QueuedAcquireOutcome>;
@@ -72,11 +69,9 @@ export class RedisLockStore implements LockStore {
   ) {
     this.layout = new RedisKeyLayout(options.keyPrefix);
     this.channel = new ReleaseChannel(() => connection.openSubscriber(), connection.sharded, connection.closeTimeoutMs);
-    this.commands = new RedisCommands(connection, options.commandTimeoutMs);
-    this.replicas = options.replicas ?? 0;
-    this.waitTimeoutMs = Math.max(1, Math.floor(options.commandTimeoutMs / 2));
-    this.renewals = new RedisRenewals(connection, this.commands, this.layout, { replicas: this.replicas, waitTimeoutMs: this.waitTimeoutMs });
-    this.releaseScript = releaseScriptFor(connection.sharded);
+    this.commands = new RedisCommands(connection, options.commandTimeoutMs, options.replicas ?? 0);
+    this.renewals = new RedisRenewals(connection, this.commands, this.layout);
+    this.releaseScript = withParse(RELEASE_SCRIPT, this.releasedOrUnknown);
     this.prefixLengthArg = `:${this.layout.prefixLength}:`;
     const instance = randomBytes(6).toString('hex');
     this.grants = new GrantChannel(this.channel, (tag) => this.layout.grantChannel(tag, instance));
@@ -86,7 +81,6 @@ export class RedisLockStore implements LockStore {
         commands: this.commands,
         layout: this.layout,
         grants: this.grants,
-        sharded: connection.sharded,
         instance,
         epoch: () => connection.epoch,
         release: (key, token) => this.release(key, token, 0),
@@ -104,40 +98,34 @@ export class RedisLockStore implements LockStore {
     if (this.fair) {
       // A single attempt that respects the queue: while waiters stand in line, it is turned away.
       const { fenceKey, queueKey } = this.layout.queueNames(lockKey);
-      const args = acquireQueuedArgs(lockKey, fenceKey, queueKey, token, leaseMs, holder, clockMicros(), '');
-      return this.commands.runScript('acquire', key, lockKey, ACQUIRE_QUEUED_SCRIPT, ACQUIRE_QUEUED_KEYS, args, parseSingleAttemptReply, this.cleanUpAcquire);
+      const input = { lockKey, fenceKey, queueKey, token, leaseMs, holder, clockMicros: clockMicros() };
+      return this.commands.runScript('acquire', key, ACQUIRE_IF_NO_QUEUE_SCRIPT, input, this.cleanUpAcquire);
     }
-    const args = acquireArgs(lockKey, this.layout.fenceKey(lockKey), token, leaseMs, holder, clockMicros());
-    if (this.replicas > 0) return this.acquireAcknowledged(key, lockKey, args);
-    return this.commands.runScript('acquire', key, lockKey, ACQUIRE_SCRIPT, ACQUIRE_KEYS, args, parseAcquireReply, this.cleanUpAcquire);
+    const input: AcquireInput = { lockKey, fenceKey: this.layout.fenceKey(lockKey), token, leaseMs, holder, clockMicros: clockMicros() };
+    if (this.commands.acknowledgement) return this.acquireAcknowledged(key, input);
+    return this.commands.runScript('acquire', key, ACQUIRE_SCRIPT, input, this.cleanUpAcquire);
   }
 
   /**
    * Without an answer (timeout, connection lost), the script may still have run or still run: take the
    * key back if it did. Both calls go down the same connection in order, so the clean-up runs after it; and
-   * should the reply still come, a grant in it is released too. One function for every acquisition.
+   * should the reply still come, a grant in it is released too. One function for every acquisition (their
+   * replies all read as the plain acquire's); the token is the one the call's input was granted under.
    */
-  private readonly cleanUpAcquire = (call: SentCommand): void => {
-    const token = call.args![this.fair ? ACQUIRE_QUEUED_KEYS : ACQUIRE_KEYS] as string;
+  private readonly cleanUpAcquire = (call: SentScript<unknown>): void => {
+    const token = call.ownershipToken!;
     this.release(call.key, token, 0).catch(ignore);
     call.reply.then((reply) => parseAcquireReply(reply).acquired && this.release(call.key, token, 0)).catch(ignore);
   };
 
-  private async acquireAcknowledged(key: string, lockKey: string, args: (string | number)[]): Promise<AcquireResult> {
-    const keys = args.slice(0, ACQUIRE_KEYS) as string[];
-    const { reply, acknowledged } = await this.commands.run(
-      'acquire',
-      key,
-      lockKey,
-      (client) => ACQUIRE_SCRIPT.runAcknowledged(client, keys, args.slice(ACQUIRE_KEYS), this.replicas, this.waitTimeoutMs),
-      (call) => this.cleanUpAcquire({ ...call, args, reply: call.reply.then((sent) => (sent as AcknowledgedReply).reply) }),
-    );
-    const result = parseAcquireReply(reply);
-    if (!result.acquired || acknowledged >= this.replicas) return result;
+  private async acquireAcknowledged(key: string, input: AcquireInput): Promise<AcquireResult> {
+    const { result, acknowledged } = await this.commands.runAcknowledged('acquire', key, ACQUIRE_SCRIPT, input, this.cleanUpAcquire);
+    const { replicas, timeoutMs } = this.commands.acknowledgement!;
+    if (!result.acquired || acknowledged >= replicas) return result;
     // A grant only the primary has would vanish with it: not reported as held (Redisson's synced writes).
-    await this.release(key, args[ACQUIRE_KEYS] as string, 0).catch(ignore);
+    await this.release(key, input.token, 0).catch(ignore);
     const cause = new Error(
-      `${this.connection.server(lockKey)} granted the lock, but only ${acknowledged} of ${this.replicas} replica(s) acknowledged it within ${this.waitTimeoutMs} ms; it was released`,
+      `${this.connection.server(input.lockKey)} granted the lock, but only ${acknowledged} of ${replicas} replica(s) acknowledged it within ${timeoutMs} ms; it was released`,
     );
     throw new LockStoreUnavailableError('acquire', key, { cause });
   }
@@ -149,15 +137,15 @@ export class RedisLockStore implements LockStore {
    */
   release(key: string, token: string, keepMs: number): Promise<boolean> {
     const lockKey = this.layout.lockKey(key);
-    const args = releaseArgs(lockKey, token, keepMs, this.layout.slotTag(lockKey) + this.prefixLengthArg, clockMicros());
-    return this.commands.runScript('release', key, lockKey, this.releaseScript, RELEASE_KEYS, args, this.releasedOrUnknown);
+    const input: ReleaseInput = { lockKey, token, keepMs, slotTagAndPrefix: this.layout.slotTag(lockKey) + this.prefixLengthArg, clockMicros: clockMicros() };
+    return this.commands.runScript('release', key, this.releaseScript, input);
   }
 
-  private readonly releasedOrUnknown = (reply: unknown, call: SentCommand): boolean => {
-    const released = releasedReply(reply);
+  private readonly releasedOrUnknown = (reply: unknown, call: SentScript<ReleaseInput>): boolean => {
+    const released = RELEASE_SCRIPT.parse(reply, call);
     if (released || this.connection.epoch === call.epoch) return released;
     const cause = new Error(
-      `the connection to ${this.connection.server(this.layout.lockKey(call.key))} was lost and re-established while the release was in flight; ` +
+      `the connection to ${this.connection.server(call.input.lockKey)} was lost and re-established while the release was in flight; ` +
         'the key was not ours afterwards, which is what a release that ran before its reply was lost also leaves: outcome unknown',
     );
     throw new LockStoreUnavailableError('release', call.key, { cause });
@@ -177,7 +165,7 @@ export class RedisLockStore implements LockStore {
     let stop: (() => void) | undefined;
     try {
       stop = await this.channel.listen(this.layout.releaseChannel(lockKey), listener);
-      await this.commands.run('subscribe', key, lockKey, (client) => markWaitedForScript(client, lockKey));
+      await this.commands.runScript('subscribe', key, MARK_WAITED_FOR_SCRIPT, { lockKey });
       return stop;
     } catch (error) {
       stop?.();
@@ -188,7 +176,7 @@ export class RedisLockStore implements LockStore {
 
   async inspect(key: string): Promise<HeldLock | null> {
     const lockKey = this.layout.lockKey(key);
-    const state = await this.commands.run('inspect', key, lockKey, (client) => inspectScript(client, lockKey));
+    const state = await this.commands.runScript('inspect', key, INSPECT_SCRIPT, { lockKey });
     return state && { key, ...state };
   }
 
@@ -198,7 +186,7 @@ export class RedisLockStore implements LockStore {
     for (const redisKey of await this.commands.run('list', match, undefined, (client) => scanAll(client, pattern))) {
       const key = this.layout.userKey(redisKey);
       if (key === undefined) continue;
-      const state = await this.commands.run('inspect', key, redisKey, (client) => inspectScript(client, redisKey));
+      const state = await this.commands.runScript('inspect', key, INSPECT_SCRIPT, { lockKey: redisKey });
       if (state) held.push({ key, ...state });
     }
     return held.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
@@ -206,14 +194,8 @@ export class RedisLockStore implements LockStore {
 
   async forceRelease(key: string, fencingToken?: number): Promise<ForceReleaseResult> {
     const lockKey = this.layout.lockKey(key);
-    const call = {
-      lockKey,
-      fencingToken,
-      slotTag: this.layout.slotTag(lockKey),
-      prefixLength: this.layout.prefixLength,
-      sharded: this.connection.sharded,
-    };
-    const reply = await this.commands.run('force-release', key, lockKey, (client) => forceReleaseScript(client, call));
+    const input = { lockKey, fencingToken, slotTag: this.layout.slotTag(lockKey), prefixLength: this.layout.prefixLength };
+    const reply = await this.commands.runScript('force-release', key, FORCE_RELEASE_SCRIPT, input);
     if (!reply) return { released: false, reason: 'not-held' };
     const lock: HeldLock = { key, fencingToken: reply.fencingToken, holder: reply.holder, ttlMs: reply.ttlMs };
     return reply.taken ? { released: true, lock } : { released: false, reason: 'fencing-mismatch', current: lock };

@@ -1,8 +1,8 @@
-import { RedisCommands } from './redis-commands.js';
-import type { RedisConnection } from './redis-connection.js';
-import { createRedisConnection, type RedisConnectionSettings } from './redis-client.factory.js';
-import { redactUrl } from './redis-connection.option.js';
-import { runsInClusterMode } from './redis-nodes.js';
+import { RedisCommands } from './commands/redis-commands.js';
+import type { RedisConnection } from './connection/redis-connection.js';
+import { createRedisConnection, type RedisConnectionSettings } from './connection/redis-client.factory.js';
+import { redactUrl } from './connection/redis-connection.option.js';
+import { runsInClusterMode } from './connection/redis-nodes.js';
 
 /**
  * A connection for a bare URL that may point at one node of a Redis Cluster (an operator pastes the address

@@ -1,8 +1,8 @@
 import { LockConfigError } from '../../errors/lock-config.error.js';
 import { booleanOption } from '../../support/boolean-option.js';
 import { refuseForeignConnection, type LockStoreKindDefinition } from '../lock-store-kind.interface.js';
-import { createRedisConnection } from './redis-client.factory.js';
-import { assertRedisConnectionOption, type RedisConnectionOption } from './redis-connection.option.js';
+import { createRedisConnection } from './connection/redis-client.factory.js';
+import { assertRedisConnectionOption, type RedisConnectionOption } from './connection/redis-connection.option.js';
 import { RedisLockStore } from './redis-lock.store.js';
 import { connectToRedisUrl } from './redis-url-connection.js';
 

@@ -1,18 +1,25 @@
 import { lockValue, micros, queueEntry, scriptFixture } from '../../../../test/support/redis-script-fixtures';
-import { ACQUIRE_QUEUED_KEYS, ACQUIRE_QUEUED_SCRIPT, acquireQueuedArgs, parseQueuedReply, parseSingleAttemptReply } from './acquire-queued.script';
+import type { AcquireResult } from '../../lock-store.interface';
+import { RedisCommands } from '../commands/redis-commands';
+import { createRedisConnection } from '../connection/redis-client.factory';
+import { ACQUIRE_IF_NO_QUEUE_SCRIPT, ACQUIRE_QUEUED_SCRIPT, type QueuedReply } from './acquire-queued.script';
 import { parseLockValue } from './lock-value';
 
 /** Against the run's real Redis (REDIS_URL, started by the Jest global setup). */
 describe('acquire-queued script', () => {
   const fixture = scriptFixture('acquire-queued-script');
   const { redis } = fixture;
-  const send = (lock: ReturnType<typeof fixture.lock>, token: string, entry: string): Promise<unknown> =>
-    ACQUIRE_QUEUED_SCRIPT.send(redis, ACQUIRE_QUEUED_KEYS, acquireQueuedArgs(lock.lockKey, lock.fenceKey, lock.queueKey, token, 10_000, 'pod-1', micros(), entry));
+  const commands = new RedisCommands(createRedisConnection(redis), 5_000);
+  type Lock = ReturnType<typeof fixture.lock>;
+  const call = (lock: Lock, token: string) => ({ ...lock, token, leaseMs: 10_000, holder: 'pod-1', clockMicros: micros() });
+  const join = (lock: Lock, token: string, entry: string): Promise<QueuedReply> =>
+    commands.runScript('acquire', lock.key, ACQUIRE_QUEUED_SCRIPT, { ...call(lock, token), entry });
+  const once = (lock: Lock, token: string): Promise<AcquireResult> => commands.runScript('acquire', lock.key, ACQUIRE_IF_NO_QUEUE_SCRIPT, call(lock, token));
   afterAll(() => fixture.close());
 
   it('grants a free key without a queue as the plain acquire does', async () => {
     const lock = fixture.lock();
-    const reply = parseQueuedReply(await send(lock, 'a', queueEntry('a')));
+    const reply = await join(lock, 'a', queueEntry('a'));
     expect(reply).toMatchObject({ granted: true });
     expect(parseLockValue((await redis.get(lock.lockKey))!)).toMatchObject({ flag: '-', token: 'a', holder: 'pod-1' });
     expect(await redis.exists(lock.queueKey)).toBe(0);
@@ -22,7 +29,7 @@ describe('acquire-queued script', () => {
     const lock = fixture.lock();
     await redis.set(lock.lockKey, lockValue('-', 'holder', 1), 'PX', 10_000);
     const entry = queueEntry('b');
-    expect(parseQueuedReply(await send(lock, 'b', entry))).toEqual({ granted: false, position: 1 });
+    expect(await join(lock, 'b', entry)).toEqual({ granted: false, position: 1 });
     expect(await redis.lrange(lock.queueKey, 0, -1)).toEqual([entry]);
     expect(await redis.pttl(lock.queueKey)).toBeGreaterThan(0);
     expect(parseLockValue((await redis.get(lock.lockKey))!)).toMatchObject({ flag: 'q', token: 'holder' });
@@ -31,26 +38,26 @@ describe('acquire-queued script', () => {
   it('joins an existing queue at its end, even when the key is free at that moment: nobody overtakes', async () => {
     const lock = fixture.lock();
     await redis.rpush(lock.queueKey, queueEntry('first'));
-    expect(parseQueuedReply(await send(lock, 'c', queueEntry('c')))).toEqual({ granted: false, position: 2 });
+    expect(await join(lock, 'c', queueEntry('c'))).toEqual({ granted: false, position: 2 });
     expect(await redis.exists(lock.lockKey)).toBe(0);
   });
 
   it('turns a single attempt away while waiters stand in line, and does not queue it', async () => {
     const lock = fixture.lock();
     await redis.rpush(lock.queueKey, queueEntry('first'));
-    expect(parseSingleAttemptReply(await send(lock, 'd', ''))).toEqual({ acquired: false, ttlMs: -1 });
+    expect(await once(lock, 'd')).toEqual({ acquired: false, ttlMs: -1 });
     expect(await redis.llen(lock.queueKey)).toBe(1);
     const held = fixture.lock();
     await redis.set(held.lockKey, lockValue('-', 'holder', 1), 'PX', 10_000);
-    const denied = parseSingleAttemptReply(await send(held, 'd', ''));
+    const denied = await once(held, 'd');
     expect(denied.acquired || denied.ttlMs).toBeGreaterThan(9_000);
     expect(await redis.exists(held.queueKey)).toBe(0);
   });
 
   it('grants a second delivery of the same grant again, with the same fencing token, without queueing it', async () => {
     const lock = fixture.lock();
-    const first = parseQueuedReply(await send(lock, 'e', queueEntry('e')));
-    expect(parseQueuedReply(await send(lock, 'e', queueEntry('e')))).toEqual(first);
+    const first = await join(lock, 'e', queueEntry('e'));
+    expect(await join(lock, 'e', queueEntry('e'))).toEqual(first);
     expect(await redis.exists(lock.queueKey)).toBe(0);
   });
 });

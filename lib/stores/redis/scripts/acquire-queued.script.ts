@@ -1,9 +1,8 @@
-import type { AcquireResult } from '../../lock-store.interface.js';
 import { parseAcquireReply } from './acquire.script.js';
-import { RedisScript } from './define-script.js';
 import { nextFenceLua } from './fence.lua.js';
-import { QUEUE_TTL_MS } from './queue.lua.js';
+import { QUEUE_TTL_MS, type QueueKeys } from './queue.lua.js';
 import { heldByLua, fenceOfLua } from './lock-value.js';
+import { defineScript, LuaScript } from './redis-script.js';
 
 /**
  * The fair queue's acquire (see queue.lua.ts). KEYS[1] lock key, KEYS[2] fencing counter, KEYS[3] queue.
@@ -20,8 +19,10 @@ import { heldByLua, fenceOfLua } from './lock-value.js';
  * Reply, one integer: a fencing token (> 0) for a grant; -position for a waiter that joined the queue
  * (position 1 is first in line); for a single attempt turned away 0 when the holder's TTL is unknown,
  * else -1 - TTL.
+ *
+ * One build, sent by two definitions: the join and the single attempt read its reply differently.
  */
-const script = new RedisScript(`
+const lua = new LuaScript(`
 local queued = ARGV[5] ~= ''
 if queued then
   local position = redis.call('RPUSHX', KEYS[3], ARGV[5])
@@ -51,21 +52,18 @@ if ours and string.byte(value) ~= 113 then redis.call('SETRANGE', KEYS[1], 0, 'q
 return -1
 `);
 
-export const ACQUIRE_QUEUED_SCRIPT = script;
-export const ACQUIRE_QUEUED_KEYS = 3;
+/** A single attempt that respects the queue: granted only while nobody stands in line. */
+export interface AcquireIfNoQueueInput extends QueueKeys {
+  readonly token: string;
+  readonly leaseMs: number;
+  readonly holder: string;
+  /** The caller's clock in µs (see fence.lua.ts). */
+  readonly clockMicros: string | number;
+}
 
-/** `entry` '' for a single attempt that respects the queue but does not join it. */
-export function acquireQueuedArgs(
-  lockKey: string,
-  fenceKey: string,
-  queueKey: string,
-  token: string,
-  leaseMs: number,
-  holder: string,
-  clockMicros: string | number,
-  entry: string,
-): (string | number)[] {
-  return [lockKey, fenceKey, queueKey, token, leaseMs, holder, clockMicros, entry];
+/** A waiter's join: granted, or queued at the end of the line with `entry` (see queue.lua.ts). */
+export interface AcquireQueuedInput extends AcquireIfNoQueueInput {
+  readonly entry: string;
 }
 
 /** The reply of a call that may queue: granted (with its fencing token), or the position it queued at. */
@@ -76,5 +74,28 @@ export function parseQueuedReply(reply: unknown): QueuedReply {
   return value > 0 ? { granted: true, fencingToken: value } : { granted: false, position: -value };
 }
 
-/** The reply of a single attempt (`entry` ''): encoded as the plain acquire's. */
-export const parseSingleAttemptReply: (reply: unknown) => AcquireResult = parseAcquireReply;
+/** KEYS lock key, fencing counter, queue; ARGV token, lease ms, holder, clock, entry ('' for none). */
+function queuedKeysAndArgs(input: AcquireIfNoQueueInput, entry: string): (string | number)[] {
+  return [input.lockKey, input.fenceKey, input.queueKey, input.token, input.leaseMs, input.holder, input.clockMicros, entry];
+}
+
+/** The fair queue's join (see the script). */
+export const ACQUIRE_QUEUED_SCRIPT = defineScript({
+  lua,
+  numKeys: 3,
+  keysAndArgs: (input: AcquireQueuedInput) => queuedKeysAndArgs(input, input.entry),
+  parse: parseQueuedReply,
+  ownershipToken: (input) => input.token,
+});
+
+/**
+ * The one-shot attempt of a fair store: the same script with no queue entry, its reply encoded as the
+ * plain acquire's (see acquire.script.ts).
+ */
+export const ACQUIRE_IF_NO_QUEUE_SCRIPT = defineScript({
+  lua,
+  numKeys: 3,
+  keysAndArgs: (input: AcquireIfNoQueueInput) => queuedKeysAndArgs(input, ''),
+  parse: parseAcquireReply,
+  ownershipToken: (input) => input.token,
+});

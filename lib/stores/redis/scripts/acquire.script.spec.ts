@@ -1,27 +1,20 @@
 import { Redis } from 'ioredis';
+import type { AcquireResult } from '../../lock-store.interface';
+import { RedisCommands } from '../commands/redis-commands';
+import { createRedisConnection } from '../connection/redis-client.factory';
 import { RedisKeyLayout } from '../redis-key-layout';
-import type { RedisClient } from './define-script';
-import { ACQUIRE_KEYS, ACQUIRE_SCRIPT, acquireArgs, parseAcquireReply } from './acquire.script';
+import { ACQUIRE_SCRIPT, type AcquireInput } from './acquire.script';
 import { parseLockValue } from './lock-value';
 
-interface AcquireCall {
-  readonly lockKey: string;
-  readonly fenceKey: string;
-  readonly token: string;
-  readonly leaseMs: number;
-  readonly holder: string;
-  readonly clockMicros: number;
-}
-
-function acquireScript(client: RedisClient, c: AcquireCall) {
-  return ACQUIRE_SCRIPT.send(client, ACQUIRE_KEYS, acquireArgs(c.lockKey, c.fenceKey, c.token, c.leaseMs, c.holder, c.clockMicros)).then(parseAcquireReply);
-}
+type AcquireCall = AcquireInput & { readonly clockMicros: number };
 
 /** Against the run's real Redis (REDIS_URL, started by the Jest global setup). */
 describe('acquire script', () => {
   const layout = new RedisKeyLayout(`t:acquire-script:${process.pid}:`);
   const NOW_MICROS = 1_780_000_000_000_000;
   let redis: Redis;
+  let commands: RedisCommands;
+  const acquire = (c: AcquireCall): Promise<AcquireResult> => commands.runScript('acquire', c.lockKey, ACQUIRE_SCRIPT, c);
   let n = 0;
   const call = (overrides: Partial<AcquireCall> = {}): AcquireCall => {
     const lockKey = layout.lockKey(`k${++n}`);
@@ -29,6 +22,7 @@ describe('acquire script', () => {
   };
   beforeAll(() => {
     redis = new Redis(process.env.REDIS_URL!);
+    commands = new RedisCommands(createRedisConnection(redis), 5_000);
   });
   afterEach(async () => {
     const keys = await redis.keys(`${layout.lockKey('')}*`);
@@ -38,7 +32,7 @@ describe('acquire script', () => {
 
   it('grants a free key in one SET with its TTL, the fencing token and the holder in the value', async () => {
     const c = call();
-    expect(await acquireScript(redis, c)).toEqual({ acquired: true, fencingToken: NOW_MICROS });
+    expect(await acquire(c)).toEqual({ acquired: true, fencingToken: NOW_MICROS });
     expect(parseLockValue((await redis.get(c.lockKey))!)).toEqual({ flag: '-', token: c.token, fencingToken: NOW_MICROS, holder: 'host:1' });
     expect(await redis.pttl(c.lockKey)).toBeGreaterThan(9_000);
     expect(await redis.get(c.fenceKey)).toBe(String(NOW_MICROS));
@@ -46,33 +40,33 @@ describe('acquire script', () => {
 
   it('issues counter + 1 when the clock is not ahead of the counter: strictly increasing if a clock steps back', async () => {
     const first = call();
-    await acquireScript(redis, first);
+    await acquire(first);
     const second = call({ fenceKey: first.fenceKey, clockMicros: NOW_MICROS - 5_000_000 });
-    expect(await acquireScript(redis, second)).toEqual({ acquired: true, fencingToken: NOW_MICROS + 1 });
+    expect(await acquire(second)).toEqual({ acquired: true, fencingToken: NOW_MICROS + 1 });
     expect(await redis.get(first.fenceKey)).toBe(String(NOW_MICROS + 1));
   });
 
   it('issues counter + 1 when the clock equals the counter: two instances granting in the same µs get different tokens', async () => {
     const first = call();
-    expect(await acquireScript(redis, first)).toEqual({ acquired: true, fencingToken: NOW_MICROS });
+    expect(await acquire(first)).toEqual({ acquired: true, fencingToken: NOW_MICROS });
     const second = call({ fenceKey: first.fenceKey, clockMicros: NOW_MICROS });
-    expect(await acquireScript(redis, second)).toEqual({ acquired: true, fencingToken: NOW_MICROS + 1 });
+    expect(await acquire(second)).toEqual({ acquired: true, fencingToken: NOW_MICROS + 1 });
     expect(await redis.get(first.fenceKey)).toBe(String(NOW_MICROS + 1));
   });
 
   it('jumps to the clock when the counter was lost (FLUSHALL, failover): later grants still carry larger tokens', async () => {
     const first = call();
-    await acquireScript(redis, first);
+    await acquire(first);
     await redis.del(first.fenceKey);
     const later = call({ fenceKey: first.fenceKey, clockMicros: NOW_MICROS + 3_000_000 });
-    expect(await acquireScript(redis, later)).toEqual({ acquired: true, fencingToken: NOW_MICROS + 3_000_000 });
+    expect(await acquire(later)).toEqual({ acquired: true, fencingToken: NOW_MICROS + 3_000_000 });
   });
 
   it('writes and returns fencing tokens near 2^53 exactly, digit for digit', async () => {
     const c = call();
     const start = Number.MAX_SAFE_INTEGER - 10; // 9007199254740981: far past any clock, so the counter wins
     await redis.set(c.fenceKey, String(start));
-    expect(await acquireScript(redis, c)).toEqual({ acquired: true, fencingToken: start + 1 });
+    expect(await acquire(c)).toEqual({ acquired: true, fencingToken: start + 1 });
     expect(parseLockValue((await redis.get(c.lockKey))!)?.fencingToken).toBe(start + 1);
     expect(await redis.get(c.fenceKey)).toBe(String(start + 1));
     // Why the script never uses tostring: Redis' Lua prints numbers with %.14g, which drops digits here.
@@ -81,14 +75,14 @@ describe('acquire script', () => {
 
   it('grants a second delivery of the same acquisition (its reply was lost) again, with the same fencing token', async () => {
     const c = call();
-    const granted = await acquireScript(redis, c);
-    expect(await acquireScript(redis, { ...c, clockMicros: NOW_MICROS + 1_000 })).toEqual(granted);
+    const granted = await acquire(c);
+    expect(await acquire({ ...c, clockMicros: NOW_MICROS + 1_000 })).toEqual(granted);
   });
 
   it('denies a held key with the holder’s TTL and marks the value so its release wakes the waiters', async () => {
     const c = call();
-    await acquireScript(redis, c);
-    const denied = await acquireScript(redis, { ...c, token: 'someone-else' });
+    await acquire(c);
+    const denied = await acquire({ ...c, token: 'someone-else' });
     expect(denied.acquired).toBe(false);
     expect(denied.acquired || denied.ttlMs).toBeGreaterThan(9_000);
     expect(parseLockValue((await redis.get(c.lockKey))!)).toMatchObject({ flag: 'w', token: c.token });
@@ -96,19 +90,19 @@ describe('acquire script', () => {
 
   it('does not take a token that is a prefix of the holder’s for the holder’s', async () => {
     const c = call({ token: 'abc' });
-    await acquireScript(redis, { ...c, token: 'abcd' });
-    expect((await acquireScript(redis, c)).acquired).toBe(false);
+    await acquire({ ...c, token: 'abcd' });
+    expect((await acquire(c)).acquired).toBe(false);
   });
 
   it('reads a lock of an earlier version (a hash) and any foreign value as held, and leaves both as they are', async () => {
     const old = call();
     await redis.multi().hset(old.lockKey, 't', 'old-token', 'f', '7', 'h', 'old-host').pexpire(old.lockKey, 10_000).exec();
-    expect((await acquireScript(redis, old)).acquired).toBe(false);
+    expect((await acquire(old)).acquired).toBe(false);
     expect(await redis.hgetall(old.lockKey)).toEqual({ t: 'old-token', f: '7', h: 'old-host' });
 
     const foreign = call();
     await redis.set(foreign.lockKey, '-an operator wrote this');
-    expect((await acquireScript(redis, foreign)).acquired).toBe(false);
+    expect((await acquire(foreign)).acquired).toBe(false);
     expect(await redis.get(foreign.lockKey)).toBe('-an operator wrote this');
   });
 });

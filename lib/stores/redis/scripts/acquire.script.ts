@@ -1,7 +1,19 @@
 import type { AcquireResult } from '../../lock-store.interface.js';
-import { RedisScript } from './define-script.js';
 import { nextFenceLua } from './fence.lua.js';
 import { markWaitedForLua, heldByLua, fenceOfLua } from './lock-value.js';
+import { defineScript } from './redis-script.js';
+
+export interface AcquireInput {
+  readonly lockKey: string;
+  /** The fencing counter of the lock key's hash slot (see `RedisKeyLayout.fenceKey`). */
+  readonly fenceKey: string;
+  readonly token: string;
+  readonly leaseMs: number;
+  /** Who asks, for the runbook. */
+  readonly holder: string;
+  /** The caller's clock in µs (see fence.lua.ts and client-clock.ts). */
+  readonly clockMicros: string | number;
+}
 
 /**
  * KEYS[1] lock key, KEYS[2] fencing counter of the lock key's hash slot.
@@ -10,7 +22,7 @@ import { markWaitedForLua, heldByLua, fenceOfLua } from './lock-value.js';
  * The grant is one `SET … NX PX` of the lock value (see lock-value.ts) carrying the fencing token issued
  * just before it (see fence.lua.ts): key, TTL and token in one atomic step, two commands inside the server.
  * A free key is all it looks for: with the fair queue on, the queued acquire (acquire-queued.script.ts)
- * and the one-shot attempt that respects the queue (acquire-queued.script.ts called with no queue entry) are used instead.
+ * and the one-shot attempt that respects the queue (`ACQUIRE_IF_NO_QUEUE_SCRIPT`) are used instead.
  *
  * When the key is taken:
  * - holding our token, it is a second delivery of an acquisition whose reply was lost (ioredis re-sends
@@ -20,7 +32,7 @@ import { markWaitedForLua, heldByLua, fenceOfLua } from './lock-value.js';
  *   this library did not write (a hash of an earlier version, anything else) reads as held and is left as
  *   it is.
  */
-const script = new RedisScript(`${nextFenceLua('KEYS[2]', 'ARGV[4]')}
+const lua = `${nextFenceLua('KEYS[2]', 'ARGV[4]')}
 if redis.call('SET', KEYS[1], '-' .. ARGV[1] .. '|' .. fence .. '|' .. ARGV[3], 'PX', ARGV[2], 'NX') then
   return tonumber(fence)
 end
@@ -33,7 +45,7 @@ end${markWaitedForLua('KEYS[1]', 'value')}
 local ttl = redis.call('PTTL', KEYS[1])
 if ttl < 0 then return 0 end
 return -1 - ttl
-`);
+`;
 
 /**
  * The reply is one integer (an array would cost the server a table conversion per grant): a fencing token
@@ -45,11 +57,10 @@ export function parseAcquireReply(reply: unknown): AcquireResult {
   return { acquired: false, ttlMs: value === 0 ? -1 : -1 - value };
 }
 
-/** The script itself, for `RedisCommands.runScript`; `acquireArgs` builds its keys and arguments. */
-export const ACQUIRE_SCRIPT = script;
-export const ACQUIRE_KEYS = 2;
-
-/** KEYS lock key, fencing counter; ARGV token, lease ms, holder, the caller's clock in µs (see fence.lua.ts). */
-export function acquireArgs(lockKey: string, fenceKey: string, token: string, leaseMs: number, holder: string, clockMicros: string | number): (string | number)[] {
-  return [lockKey, fenceKey, token, leaseMs, holder, clockMicros];
-}
+export const ACQUIRE_SCRIPT = defineScript({
+  lua,
+  numKeys: 2,
+  keysAndArgs: (input: AcquireInput) => [input.lockKey, input.fenceKey, input.token, input.leaseMs, input.holder, input.clockMicros],
+  parse: parseAcquireReply,
+  ownershipToken: (input) => input.token,
+});

@@ -1,6 +1,6 @@
-import { publishingScript, type RedisClient } from './define-script.js';
 import { lockStateLua } from './lock-state.lua.js';
 import { queueNamesLua, recheckFirstLua } from './queue.lua.js';
+import { defineScript, publishingLua } from './redis-script.js';
 
 /**
  * KEYS[1] lock key. ARGV[1] the fencing token the operator saw ('' for any), ARGV[2] the slot tag of the
@@ -27,8 +27,17 @@ return {1, fence, holder, ttl}
 `;
 }
 
-const scriptFor = publishingScript(forceReleaseLua);
+export interface ForceReleaseInput {
+  readonly lockKey: string;
+  /** The fencing token the operator saw; undefined for whoever holds the key. */
+  readonly fencingToken: number | undefined;
+  /** The slot tag of the lock key's hash slot (see `RedisKeyLayout.slotTag`). */
+  readonly slotTag: string;
+  /** Length of the key prefix in bytes (see `RedisKeyLayout.prefixLength`). */
+  readonly prefixLength: number;
+}
 
+/** The lock the script found: taken away, or left because it is held under another fencing token. */
 export interface ForceReleaseReply {
   readonly taken: boolean;
   readonly fencingToken: number;
@@ -36,19 +45,17 @@ export interface ForceReleaseReply {
   readonly ttlMs: number;
 }
 
-export interface ForceReleaseCall {
-  readonly lockKey: string;
-  readonly fencingToken: number | undefined;
-  readonly slotTag: string;
-  readonly prefixLength: number;
-  readonly sharded: boolean;
-}
-
-export async function forceReleaseScript(client: RedisClient, call: ForceReleaseCall): Promise<ForceReleaseReply | null> {
-  const expected = call.fencingToken === undefined ? '' : String(call.fencingToken);
-  const script = scriptFor(call.sharded);
-  const result = (await script.run(client, [call.lockKey], [expected, call.slotTag, call.prefixLength])) as
-    | [number, string, string, number]
-    | null;
-  return result && { taken: result[0] === 1, fencingToken: Number(result[1]), holder: result[2], ttlMs: result[3] };
-}
+export const FORCE_RELEASE_SCRIPT = defineScript({
+  lua: publishingLua(forceReleaseLua),
+  numKeys: 1,
+  keysAndArgs: (input: ForceReleaseInput) => [
+    input.lockKey,
+    input.fencingToken === undefined ? '' : String(input.fencingToken),
+    input.slotTag,
+    input.prefixLength,
+  ],
+  parse: (reply): ForceReleaseReply | null => {
+    const result = reply as [number, string, string, number] | null;
+    return result && { taken: result[0] === 1, fencingToken: Number(result[1]), holder: result[2], ttlMs: result[3] };
+  },
+});

@@ -1,5 +1,5 @@
-import { RedisScript, type RedisClient } from './define-script.js';
 import { markWaitedForLua } from './lock-value.js';
+import { defineScript } from './redis-script.js';
 
 /**
  * KEYS[1] lock key. Marks the current holder's lock value as waited for, so that its release is announced
@@ -7,11 +7,12 @@ import { markWaitedForLua } from './lock-value.js';
  * listener is subscribed: from then on the holder's release is heard, as is the release of every later
  * holder an acquire attempt was turned away by (the attempt marks it).
  */
-const script = new RedisScript(`
+export const MARK_WAITED_FOR_SCRIPT = defineScript({
+  lua: `
 local value = redis.pcall('GET', KEYS[1])${markWaitedForLua('KEYS[1]', 'value')}
 return 1
-`);
-
-export async function markWaitedForScript(client: RedisClient, lockKey: string): Promise<void> {
-  await script.send(client, 1, [lockKey]);
-}
+`,
+  numKeys: 1,
+  keysAndArgs: (input: { readonly lockKey: string }) => [input.lockKey],
+  parse: (): void => undefined,
+});

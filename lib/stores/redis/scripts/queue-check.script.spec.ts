@@ -1,19 +1,16 @@
 import { listenTo, lockValue, micros, queueEntry, scriptFixture } from '../../../../test/support/redis-script-fixtures';
+import { RedisCommands } from '../commands/redis-commands';
+import { createRedisConnection } from '../connection/redis-client.factory';
 import { parseLockValue } from './lock-value';
-import { parseQueueCheckReply, QUEUE_CHECK_KEYS, queueCheckArgs, queueCheckScriptFor, type QueueCheckReply } from './queue-check.script';
+import { QUEUE_CHECK_SCRIPT, type QueueCheckReply } from './queue-check.script';
 
 /** Against the run's real Redis (REDIS_URL, started by the Jest global setup). */
 describe('queue-check script', () => {
   const fixture = scriptFixture('queue-check-script');
   const { redis } = fixture;
-  const check = async (lock: ReturnType<typeof fixture.lock>, token: string, renewed: string): Promise<QueueCheckReply> =>
-    parseQueueCheckReply(
-      await queueCheckScriptFor(false).send(
-        redis,
-        QUEUE_CHECK_KEYS,
-        queueCheckArgs(lock.lockKey, lock.fenceKey, lock.queueKey, token, renewed, micros(), 10_000, lock.grants),
-      ),
-    );
+  const commands = new RedisCommands(createRedisConnection(redis), 5_000);
+  const check = (lock: ReturnType<typeof fixture.lock>, token: string, renewedEntry: string): Promise<QueueCheckReply> =>
+    commands.runScript('acquire', lock.key, QUEUE_CHECK_SCRIPT, { ...lock, token, renewedEntry, clockMicros: micros(), leaseMs: 10_000, grantChannelBase: lock.grants });
   afterAll(() => fixture.close());
 
   it('renews the waiter’s heartbeat in place, drops duplicates of it, and reports its place and the holder’s TTL', async () => {

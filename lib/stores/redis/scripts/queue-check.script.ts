@@ -1,6 +1,6 @@
-import { publishingScript } from './define-script.js';
-import { handOffLua, QUEUE_ENTRY_PATTERN, QUEUE_TTL_MS } from './queue.lua.js';
+import { handOffLua, QUEUE_ENTRY_PATTERN, QUEUE_TTL_MS, type QueueKeys } from './queue.lua.js';
 import { heldByLua, fenceOfLua } from './lock-value.js';
+import { defineScript, publishingLua } from './redis-script.js';
 
 /**
  * A waiter's look at the fair queue (see queue.lua.ts), every third of its heartbeat lease while it waits,
@@ -57,21 +57,15 @@ return {2, position, redis.call('PTTL', KEYS[1])}
 `;
 }
 
-export const queueCheckScriptFor = publishingScript(queueCheckLua);
-
-export const QUEUE_CHECK_KEYS = 3;
-
-export function queueCheckArgs(
-  lockKey: string,
-  fenceKey: string,
-  queueKey: string,
-  token: string,
-  renewedEntry: string,
-  clockMicros: string | number,
-  leaseMs: number,
-  grantChannelBase: string,
-): (string | number)[] {
-  return [lockKey, fenceKey, queueKey, token, renewedEntry, clockMicros, leaseMs, grantChannelBase];
+export interface QueueCheckInput extends QueueKeys {
+  readonly token: string;
+  /** The waiter's entry with a new heartbeat deadline (see queue.lua.ts). */
+  readonly renewedEntry: string;
+  /** The caller's clock in µs. */
+  readonly clockMicros: string | number;
+  readonly leaseMs: number;
+  /** The slot's grant channel without the instance. */
+  readonly grantChannelBase: string;
 }
 
 export type QueueCheckReply =
@@ -85,3 +79,20 @@ export function parseQueueCheckReply(reply: unknown): QueueCheckReply {
   if (status === 2) return { status: 'waiting', position: a!, holderTtlMs: b! };
   return { status: 'gone' };
 }
+
+export const QUEUE_CHECK_SCRIPT = defineScript({
+  lua: publishingLua(queueCheckLua),
+  numKeys: 3,
+  keysAndArgs: (input: QueueCheckInput) => [
+    input.lockKey,
+    input.fenceKey,
+    input.queueKey,
+    input.token,
+    input.renewedEntry,
+    input.clockMicros,
+    input.leaseMs,
+    input.grantChannelBase,
+  ],
+  parse: parseQueueCheckReply,
+  ownershipToken: (input) => input.token,
+});

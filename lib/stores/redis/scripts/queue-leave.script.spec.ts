@@ -1,15 +1,16 @@
 import { listenTo, lockValue, micros, queueEntry, scriptFixture } from '../../../../test/support/redis-script-fixtures';
+import { RedisCommands } from '../commands/redis-commands';
+import { createRedisConnection } from '../connection/redis-client.factory';
 import { parseLockValue } from './lock-value';
-import { parseQueueLeaveReply, QUEUE_LEAVE_KEYS, queueLeaveArgs, queueLeaveScriptFor } from './queue-leave.script';
+import { QUEUE_LEAVE_SCRIPT } from './queue-leave.script';
 
 /** Against the run's real Redis (REDIS_URL, started by the Jest global setup). */
 describe('queue-leave script', () => {
   const fixture = scriptFixture('queue-leave-script');
   const { redis } = fixture;
-  const leave = async (lock: ReturnType<typeof fixture.lock>, token: string): Promise<number | undefined> =>
-    parseQueueLeaveReply(
-      await queueLeaveScriptFor(false).send(redis, QUEUE_LEAVE_KEYS, queueLeaveArgs(lock.lockKey, lock.fenceKey, lock.queueKey, token, micros(), lock.grants)),
-    );
+  const commands = new RedisCommands(createRedisConnection(redis), 5_000);
+  const leave = (lock: ReturnType<typeof fixture.lock>, token: string): Promise<number | undefined> =>
+    commands.runScript('acquire', lock.key, QUEUE_LEAVE_SCRIPT, { ...lock, token, clockMicros: micros(), grantChannelBase: lock.grants });
   afterAll(() => fixture.close());
 
   it('takes every entry of the waiter out of the line, whatever its heartbeat says', async () => {

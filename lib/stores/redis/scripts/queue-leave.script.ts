@@ -1,6 +1,6 @@
-import { publishingScript } from './define-script.js';
-import { handOffLua, QUEUE_ENTRY_PATTERN } from './queue.lua.js';
+import { handOffLua, QUEUE_ENTRY_PATTERN, type QueueKeys } from './queue.lua.js';
 import { heldByLua, fenceOfLua } from './lock-value.js';
+import { defineScript, publishingLua } from './redis-script.js';
 
 /**
  * A waiter gives up its place in the fair queue (see queue.lua.ts): its deadline passed, its caller
@@ -35,19 +35,12 @@ return 0
 `;
 }
 
-export const queueLeaveScriptFor = publishingScript(queueLeaveLua);
-
-export const QUEUE_LEAVE_KEYS = 3;
-
-export function queueLeaveArgs(
-  lockKey: string,
-  fenceKey: string,
-  queueKey: string,
-  token: string,
-  clockMicros: string | number,
-  grantChannelBase: string,
-): (string | number)[] {
-  return [lockKey, fenceKey, queueKey, token, clockMicros, grantChannelBase];
+export interface QueueLeaveInput extends QueueKeys {
+  readonly token: string;
+  /** The caller's clock in µs. */
+  readonly clockMicros: string | number;
+  /** The slot's grant channel without the instance. */
+  readonly grantChannelBase: string;
 }
 
 /** The fencing token when the caller holds the key, else undefined. */
@@ -55,3 +48,11 @@ export function parseQueueLeaveReply(reply: unknown): number | undefined {
   const value = reply as number;
   return value > 0 ? value : undefined;
 }
+
+export const QUEUE_LEAVE_SCRIPT = defineScript({
+  lua: publishingLua(queueLeaveLua),
+  numKeys: 3,
+  keysAndArgs: (input: QueueLeaveInput) => [input.lockKey, input.fenceKey, input.queueKey, input.token, input.clockMicros, input.grantChannelBase],
+  parse: parseQueueLeaveReply,
+  ownershipToken: (input) => input.token,
+});

@@ -25,6 +25,14 @@ import { RESERVED_KEY_PREFIX } from '../../../keys/lock-key.js';
  */
 export const QUEUE_ENTRY_PATTERN = '^(%d+)|(%d+)|([^|]*)|([^|]*)|([^|]*)|(.*)$';
 
+/** The names a queue script's input carries: its declared keys (see `RedisKeyLayout.queueNames`). */
+export interface QueueKeys {
+  readonly lockKey: string;
+  /** The fencing counter of the lock key's slot. */
+  readonly fenceKey: string;
+  readonly queueKey: string;
+}
+
 /** How long a queue nobody touches lives on. */
 export const QUEUE_TTL_MS = 300_000;
 

@@ -1,15 +1,18 @@
 import { listenTo, lockValue, micros, queueEntry, scriptFixture } from '../../../../test/support/redis-script-fixtures';
+import { RedisCommands } from '../commands/redis-commands';
+import { createRedisConnection } from '../connection/redis-client.factory';
 import { parseLockValue } from './lock-value';
-import { releaseArgs, releasedReply, releaseScriptFor } from './release.script';
+import { RELEASE_SCRIPT } from './release.script';
 
 /** Against the run's real Redis (REDIS_URL, started by the Jest global setup). */
 describe('release script', () => {
   const fixture = scriptFixture('release-script');
   const { redis, layout } = fixture;
-  const release = (lock: ReturnType<typeof fixture.lock>, token: string, keepMs = 0, clock = micros()): Promise<boolean> =>
-    releaseScriptFor(false)
-      .send(redis, 1, releaseArgs(lock.lockKey, token, keepMs, `${lock.tag}:${layout.prefixLength}:`, clock))
-      .then(releasedReply);
+  const commands = new RedisCommands(createRedisConnection(redis), 5_000);
+  const release = (lock: ReturnType<typeof fixture.lock>, token: string, keepMs = 0, clock = micros()): Promise<boolean> => {
+    const slotTagAndPrefix = `${lock.tag}:${layout.prefixLength}:`;
+    return commands.runScript('release', lock.key, RELEASE_SCRIPT, { lockKey: lock.lockKey, token, keepMs, slotTagAndPrefix, clockMicros: clock });
+  };
   afterAll(() => fixture.close());
 
   it('deletes the key only for its own token, and a token that is a prefix of it is not it', async () => {

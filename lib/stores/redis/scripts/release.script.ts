@@ -1,6 +1,6 @@
-import { publishingScript } from './define-script.js';
 import { handOffLua, queueNamesLua, recheckFirstLua } from './queue.lua.js';
 import { heldByLua } from './lock-value.js';
+import { defineScript, publishingLua } from './redis-script.js';
 
 /**
  * KEYS[1] lock key. ARGV[1] token, ARGV[2] keep ms, ARGV[3] `<slot tag>:<key prefix length>:<the caller's
@@ -55,17 +55,28 @@ return 1
 `;
 }
 
-/** The script, for `RedisCommands.runScript`: PUBLISH or SPUBLISH (sharded pub/sub) for announcements. */
-export const releaseScriptFor = publishingScript(releaseLua);
+/** The script's PUBLISH and SPUBLISH builds, by sharded pub/sub (a drill looks for a build's SHA on the wire). */
+export const releaseScriptFor = publishingLua(releaseLua);
 
-export const RELEASE_KEYS = 1;
-
-/** `slotTagAndPrefix` is `<slot tag>:<key prefix length>:` (see the script). */
-export function releaseArgs(lockKey: string, token: string, keepMs: number, slotTagAndPrefix: string, clockMicros: string | number): (string | number)[] {
-  return [lockKey, token, keepMs, slotTagAndPrefix + clockMicros];
+export interface ReleaseInput {
+  readonly lockKey: string;
+  readonly token: string;
+  readonly keepMs: number;
+  /** `<slot tag>:<key prefix length>:`, the start of ARGV[3] (see the script). */
+  readonly slotTagAndPrefix: string;
+  /** The caller's clock in µs, the end of ARGV[3]. */
+  readonly clockMicros: string | number;
 }
 
 /** 1 released (or kept for the minimum hold), 0 not ours. */
 export function releasedReply(reply: unknown): boolean {
   return reply === 1;
 }
+
+export const RELEASE_SCRIPT = defineScript({
+  lua: releaseScriptFor,
+  numKeys: 1,
+  keysAndArgs: (input: ReleaseInput) => [input.lockKey, input.token, input.keepMs, input.slotTagAndPrefix + input.clockMicros],
+  parse: releasedReply,
+  ownershipToken: (input) => input.token,
+});

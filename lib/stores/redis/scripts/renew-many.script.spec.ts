@@ -1,10 +1,13 @@
 import { lockValue, scriptFixture } from '../../../../test/support/redis-script-fixtures';
-import { renewManyScript } from './renew-many.script';
+import { RedisCommands } from '../commands/redis-commands';
+import { createRedisConnection } from '../connection/redis-client.factory';
+import { RENEW_MANY_SCRIPT } from './renew-many.script';
 
 /** Against the run's real Redis (REDIS_URL, started by the Jest global setup). */
 describe('renew-many script', () => {
   const fixture = scriptFixture('renew-many-script');
   const { redis } = fixture;
+  const commands = new RedisCommands(createRedisConnection(redis), 5_000);
   afterAll(() => fixture.close());
 
   it('renews the keys that hold their token, whatever the flag, and nothing else (prefix tokens, old hashes, missing keys)', async () => {
@@ -20,7 +23,7 @@ describe('renew-many script', () => {
       { lockKey: old.lockKey, token: 'd', leaseMs: 60_000 },
       { lockKey: missing.lockKey, token: 'e', leaseMs: 60_000 },
     ];
-    const { replies } = await renewManyScript({ client: redis, entries, replicas: 0, waitTimeoutMs: 0 });
+    const replies = await commands.runScript('renew', 'batch', RENEW_MANY_SCRIPT, entries);
     expect(replies).toEqual(['renewed', 'renewed', 'not-ours', 'not-ours', 'not-ours']);
     expect(await redis.pttl(plain.lockKey)).toBeGreaterThan(50_000);
     expect(await redis.pttl(prefix.lockKey)).toBeGreaterThan(0);

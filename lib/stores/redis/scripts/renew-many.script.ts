@@ -1,5 +1,5 @@
-import { RedisScript, type RedisClient } from './define-script.js';
 import { heldByLua } from './lock-value.js';
+import { defineScript } from './redis-script.js';
 
 /**
  * True when `value` (a lock key's value, see lock-value.ts; false for a missing key, an error table for a
@@ -18,7 +18,7 @@ end`;
  * released key nor extend somebody else's. A value this library did not write (WRONGTYPE included) is not
  * ours.
  */
-const script = new RedisScript(`${OWNED_BY}
+const singleNodeLua = `${OWNED_BY}
 local renewed = {}
 for i, key in ipairs(KEYS) do
   if owned(redis.pcall('GET', key), ARGV[2 * i - 1]) then
@@ -29,7 +29,7 @@ for i, key in ipairs(KEYS) do
   end
 end
 return renewed
-`);
+`;
 
 export interface RenewEntry {
   readonly lockKey: string;
@@ -42,44 +42,30 @@ export type RenewReply = 'renewed' | 'not-ours' | 'elsewhere';
 
 const REPLIES: Record<number, RenewReply> = { 0: 'not-ours', 1: 'renewed', 2: 'elsewhere' };
 
-export interface RenewCall {
-  readonly client: RedisClient;
-  readonly entries: readonly RenewEntry[];
-  /** With `replicas > 0`, `WAIT replicas timeoutMs` follows on the same connection. */
-  readonly replicas: number;
-  readonly waitTimeoutMs: number;
+function parseRenewReplies(reply: unknown): RenewReply[] {
+  return (reply as number[]).map((value) => REPLIES[value]!);
 }
 
-export interface RenewCallReply {
-  readonly replies: RenewReply[];
-  /** Replicas that acknowledged the renewals (only asked when `replicas > 0`). */
-  readonly acknowledged: number;
-}
-
-/** `keysAndArgs` holds the `numKeys` keys first; a batch of 1000 leases is one array, built in one pass. */
-async function runRenew(script: RedisScript, call: RenewCall, numKeys: number, keysAndArgs: (string | number)[]): Promise<RenewCallReply> {
-  if (call.replicas === 0) {
-    const replies = (await script.send(call.client, numKeys, keysAndArgs)) as number[];
-    return { replies: replies.map((reply) => REPLIES[reply]!), acknowledged: 0 };
-  }
-  const keys = keysAndArgs.slice(0, numKeys) as string[];
-  const { reply, acknowledged } = await script.runAcknowledged(call.client, keys, keysAndArgs.slice(numKeys), call.replicas, call.waitTimeoutMs);
-  return { replies: (reply as number[]).map((value) => REPLIES[value]!), acknowledged };
-}
-
-/** Declares every key, so on a Cluster all entries must share one hash slot. */
-export function renewManyScript(call: RenewCall): Promise<RenewCallReply> {
-  const { entries } = call;
-  const n = entries.length;
-  const keysAndArgs = new Array<string | number>(3 * n);
-  for (let i = 0; i < n; i++) {
-    const entry = entries[i]!;
-    keysAndArgs[i] = entry.lockKey;
-    keysAndArgs[n + 2 * i] = entry.token;
-    keysAndArgs[n + 2 * i + 1] = entry.leaseMs;
-  }
-  return runRenew(script, call, n, keysAndArgs);
-}
+/**
+ * Declares every key, so on a Cluster all entries must share one hash slot. The 3n keys and arguments of a
+ * batch of up to 1000 leases are one array, built in one pass.
+ */
+export const RENEW_MANY_SCRIPT = defineScript({
+  lua: singleNodeLua,
+  numKeys: (entries: readonly RenewEntry[]) => entries.length,
+  keysAndArgs: (entries: readonly RenewEntry[]) => {
+    const n = entries.length;
+    const keysAndArgs = new Array<string | number>(3 * n);
+    for (let i = 0; i < n; i++) {
+      const entry = entries[i]!;
+      keysAndArgs[i] = entry.lockKey;
+      keysAndArgs[n + 2 * i] = entry.token;
+      keysAndArgs[n + 2 * i + 1] = entry.leaseMs;
+    }
+    return keysAndArgs;
+  },
+  parse: parseRenewReplies,
+});
 
 /**
  * KEYS[1] one of the lock keys (it routes the call to its node); ARGV[3i-2] lock key, ARGV[3i-1] token,
@@ -91,7 +77,7 @@ export function renewManyScript(call: RenewCall): Promise<RenewCallReply> {
  * moved since the client last looked) answers 2, "elsewhere": unknown, retried after a slot refresh. A
  * foreign value at a lock key (WRONGTYPE) is simply not ours, as in the single-node script.
  */
-const nodeScript = new RedisScript(`#!lua flags=allow-cross-slot-keys${OWNED_BY}
+const nodeLua = `#!lua flags=allow-cross-slot-keys${OWNED_BY}
 local renewed = {}
 for i = 1, #ARGV, 3 do
   local value = redis.pcall('GET', ARGV[i])
@@ -105,18 +91,22 @@ for i = 1, #ARGV, 3 do
   end
 end
 return renewed
-`);
+`;
 
 /** All entries should live on one Cluster node (the one serving the first entry's slot). */
-export function renewOnNodeScript(call: RenewCall): Promise<RenewCallReply> {
-  const { entries } = call;
-  const keysAndArgs = new Array<string | number>(1 + 3 * entries.length);
-  keysAndArgs[0] = entries[0]!.lockKey;
-  for (let i = 0; i < entries.length; i++) {
-    const entry = entries[i]!;
-    keysAndArgs[1 + 3 * i] = entry.lockKey;
-    keysAndArgs[2 + 3 * i] = entry.token;
-    keysAndArgs[3 + 3 * i] = entry.leaseMs;
-  }
-  return runRenew(nodeScript, call, 1, keysAndArgs);
-}
+export const RENEW_ON_NODE_SCRIPT = defineScript({
+  lua: nodeLua,
+  numKeys: 1,
+  keysAndArgs: (entries: readonly RenewEntry[]) => {
+    const keysAndArgs = new Array<string | number>(1 + 3 * entries.length);
+    keysAndArgs[0] = entries[0]!.lockKey;
+    for (let i = 0; i < entries.length; i++) {
+      const entry = entries[i]!;
+      keysAndArgs[1 + 3 * i] = entry.lockKey;
+      keysAndArgs[2 + 3 * i] = entry.token;
+      keysAndArgs[3 + 3 * i] = entry.leaseMs;
+    }
+    return keysAndArgs;
+  },
+  parse: parseRenewReplies,
+});

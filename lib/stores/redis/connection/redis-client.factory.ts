@@ -1,7 +1,7 @@
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
 import { RedisConnection } from './redis-connection.js';
 import { isClusterOption, isRedisClient, type RedisConnectionOption, type RedisClusterSeed } from './redis-connection.option.js';
-import type { RedisClient } from './scripts/define-script.js';
+import type { RedisClient } from './redis-client.js';
 
 
 export interface RedisConnectionSettings {

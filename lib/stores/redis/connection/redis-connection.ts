@@ -1,7 +1,7 @@
 import calculateSlot from 'cluster-key-slot';
 import type { Cluster, Redis } from 'ioredis';
-import type { RedisClient } from './scripts/define-script.js';
-import { settlesWithin } from '../../support/settles-within.js';
+import type { RedisClient } from './redis-client.js';
+import { settlesWithin } from '../../../support/settles-within.js';
 
 export interface RedisConnectionFlags {
   /** False when the user handed the client in: then closing it is theirs to do. */

@@ -1,11 +1,11 @@
 import calculateSlot from 'cluster-key-slot';
 import type { Cluster } from 'ioredis';
-import { LockStoreUnavailableError } from '../../errors/lock-store-unavailable.error.js';
-import type { RenewOutcome, RenewRequest } from '../lock-store.interface.js';
-import type { RedisCommands } from './redis-commands.js';
-import type { RedisConnection } from './redis-connection.js';
-import type { RedisKeyLayout } from './redis-key-layout.js';
-import { renewManyScript, renewOnNodeScript, type RenewCallReply, type RenewEntry } from './scripts/renew-many.script.js';
+import { LockStoreUnavailableError } from '../../../errors/lock-store-unavailable.error.js';
+import type { RenewOutcome, RenewRequest } from '../../lock-store.interface.js';
+import type { RedisCommands } from '../commands/redis-commands.js';
+import type { RedisConnection } from '../connection/redis-connection.js';
+import type { RedisKeyLayout } from '../redis-key-layout.js';
+import { RENEW_MANY_SCRIPT, RENEW_ON_NODE_SCRIPT, type RenewEntry, type RenewReply } from '../scripts/renew-many.script.js';
 
 /** Keeps one renew call's argument list well below Redis' limits and its run time short. */
 const MAX_RENEW_BATCH = 1000;
@@ -21,17 +21,12 @@ interface Batch {
   readonly perNode: boolean;
 }
 
-export interface RenewalSettings {
-  /** Replicas that must acknowledge a renewal (`WAIT`) before it counts; 0 = do not ask. */
-  readonly replicas: number;
-  readonly waitTimeoutMs: number;
-}
-
 /**
  * The watchdog's batched renewals on Redis. One call per batch of up to 1000 leases on a single server;
  * on a Cluster one call per node (not per hash slot) thanks to Redis 7's cross-slot scripts, falling back
  * to one per slot on servers that do not know them. Every batch stands alone: a node that fails leaves its
- * own requests unknown (an Error each, retried by the watchdog), never the other nodes' results.
+ * own requests unknown (an Error each, retried by the watchdog), never the other nodes' results. With
+ * `replicas`, a renewal counts only once they acknowledged it (`RedisCommands.runAcknowledged`).
  */
 export class RedisRenewals {
   private crossSlotScripts = true;
@@ -40,7 +35,6 @@ export class RedisRenewals {
     private readonly connection: RedisConnection,
     private readonly commands: RedisCommands,
     private readonly layout: RedisKeyLayout,
-    private readonly settings: RenewalSettings,
   ) {}
 
   async renew(requests: readonly RenewRequest[]): Promise<RenewOutcome[]> {
@@ -51,13 +45,15 @@ export class RedisRenewals {
   }
 
   private async renewBatch(batch: Batch, results: RenewOutcome[]): Promise<void> {
-    const { replicas, waitTimeoutMs } = this.settings;
+    const { acknowledgement } = this.commands;
     const first = batch.entries[0]!;
-    let reply: RenewCallReply;
+    const script = batch.perNode ? RENEW_ON_NODE_SCRIPT : RENEW_MANY_SCRIPT;
+    const described = describeBatch(batch.entries);
+    let replies: RenewReply[];
+    let acknowledged = 0;
     try {
-      reply = await this.commands.run('renew', describeBatch(batch.entries), first.lockKey, (client) =>
-        (batch.perNode ? renewOnNodeScript : renewManyScript)({ client, entries: batch.entries, replicas, waitTimeoutMs }),
-      );
+      if (acknowledgement) ({ result: replies, acknowledged } = await this.commands.runAcknowledged('renew', described, script, batch.entries));
+      else replies = await this.commands.runScript('renew', described, script, batch.entries);
     } catch (error) {
       if (batch.perNode && this.crossSlotScripts && isUnknownShebang(error)) {
         // Redis before 7.0: one call per slot, as before.
@@ -71,12 +67,12 @@ export class RedisRenewals {
     // Named in errors only (on a Cluster it costs a slot lookup): not made for every batch.
     const server = (): string => this.connection.server(first.lockKey);
     const unacknowledged =
-      replicas > 0 && reply.acknowledged < replicas
-        ? `${server()} renewed, but only ${reply.acknowledged} of ${replicas} replica(s) acknowledged within ${waitTimeoutMs} ms`
+      acknowledgement && acknowledged < acknowledgement.replicas
+        ? `${server()} renewed, but only ${acknowledged} of ${acknowledgement.replicas} replica(s) acknowledged within ${acknowledgement.timeoutMs} ms`
         : undefined;
     let moved = false;
     batch.entries.forEach((entry, i) => {
-      const answer = reply.replies[i];
+      const answer = replies[i];
       if (answer === 'not-ours') {
         results[entry.index] = false;
       } else if (answer === 'renewed' && !unacknowledged) {

@@ -1,11 +1,12 @@
-import { LockStoreUnavailableError } from '../../errors/lock-store-unavailable.error.js';
-import { Wake } from '../../support/wake.js';
-import type { QueuedAcquireOutcome, QueuedAcquireRequest } from '../lock-store.interface.js';
-import type { GrantListener } from './grant-channel.js';
-import type { SentCommand } from './redis-commands.js';
-import type { FairQueueContext, RedisFairQueue } from './redis-fair-queue.js';
+import { LockStoreUnavailableError } from '../../../errors/lock-store-unavailable.error.js';
+import { Wake } from '../../../support/wake.js';
+import type { QueuedAcquireOutcome, QueuedAcquireRequest } from '../../lock-store.interface.js';
+import type { GrantListener } from '../channels/grant-channel.js';
+import type { SentCommand } from '../commands/redis-commands.js';
+import type { ContendedKeys } from './contended-keys.js';
+import type { FairQueueContext } from './fair-queue-context.js';
 import { QueueCalls } from './redis-queue-calls.js';
-import { retryDelayMs } from '../../support/retry-delay.js';
+import { retryDelayMs } from '../../../support/retry-delay.js';
 
 /**
  * A waiter's heartbeat lease: a waiter that died stands in line no longer than this, plus one look at the
@@ -40,16 +41,14 @@ export class QueueWait implements GrantListener {
   /** Set once a place in line was given up by a clean-up or lost: announced grants are looked at first. */
   private verifyGrants = false;
 
-  private readonly context: FairQueueContext;
-
   constructor(
-    queue: RedisFairQueue,
+    private readonly context: FairQueueContext,
+    contended: ContendedKeys,
     private readonly request: QueuedAcquireRequest,
     private readonly id: number,
   ) {
-    this.context = queue.context;
     this.heartbeatMs = Math.min(request.leaseMs, QUEUE_HEARTBEAT_MS);
-    this.calls = new QueueCalls(queue, this.context, request, id, this.heartbeatMs);
+    this.calls = new QueueCalls(context, contended, request, id, this.heartbeatMs);
   }
 
   private get wake(): Wake {

@@ -1,6 +1,6 @@
 import type { Cluster, ClusterOptions, Redis, RedisOptions } from 'ioredis';
-import { LockConfigError } from '../../errors/lock-config.error.js';
-import type { RedisClient } from './scripts/define-script.js';
+import { LockConfigError } from '../../../errors/lock-config.error.js';
+import type { RedisClient } from './redis-client.js';
 
 /** One seed node of a Cluster: `redis://host:port` (`rediss://` for TLS), `host:port`, or `{ host, port }`. */
 export type RedisClusterSeed = string | { readonly host: string; readonly port: number };

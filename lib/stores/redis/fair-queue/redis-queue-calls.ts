@@ -1,10 +1,11 @@
-import type { QueuedAcquireRequest } from '../lock-store.interface.js';
-import { clockMicros } from './client-clock.js';
-import type { SentCommand } from './redis-commands.js';
-import type { FairQueueContext, RedisFairQueue } from './redis-fair-queue.js';
-import { ACQUIRE_QUEUED_KEYS, ACQUIRE_QUEUED_SCRIPT, acquireQueuedArgs, parseQueuedReply, type QueuedReply } from './scripts/acquire-queued.script.js';
-import { parseQueueCheckReply, QUEUE_CHECK_KEYS, queueCheckArgs, type QueueCheckReply } from './scripts/queue-check.script.js';
-import { parseQueueLeaveReply, QUEUE_LEAVE_KEYS, queueLeaveArgs } from './scripts/queue-leave.script.js';
+import type { QueuedAcquireRequest } from '../../lock-store.interface.js';
+import { clockMicros } from '../client-clock.js';
+import type { SentCommand } from '../commands/redis-commands.js';
+import type { QueuedReply } from '../scripts/acquire-queued.script.js';
+import { QUEUE_CHECK_SCRIPT, type QueueCheckReply } from '../scripts/queue-check.script.js';
+import { QUEUE_LEAVE_SCRIPT } from '../scripts/queue-leave.script.js';
+import type { ContendedKeys } from './contended-keys.js';
+import type { FairQueueContext } from './fair-queue-context.js';
 
 /**
  * The fair queue's protocol for one waiter of one key (see scripts/queue.lua.ts): the names its scripts
@@ -20,8 +21,8 @@ export class QueueCalls {
   private readonly entryTail: string;
 
   constructor(
-    private readonly queue: RedisFairQueue,
     private readonly context: FairQueueContext,
+    private readonly contended: ContendedKeys,
     private readonly request: QueuedAcquireRequest,
     waiter: number,
     heartbeatMs: number,
@@ -40,7 +41,7 @@ export class QueueCalls {
   join(onUnknownOutcome: (call: SentCommand) => void): Promise<QueuedReply> {
     const clock = clockMicros();
     const entry = clock + this.entryTail;
-    return this.queue.seenContended(this.lockKey) ? this.joinBehind(entry, clock, onUnknownOutcome) : this.attempt(entry, clock, onUnknownOutcome);
+    return this.contended.has(this.lockKey) ? this.joinBehind(entry, clock, onUnknownOutcome) : this.attempt(entry, clock, onUnknownOutcome);
   }
 
   private async joinBehind(entry: string, clock: string, onUnknownOutcome: (call: SentCommand) => void): Promise<QueuedReply> {
@@ -55,30 +56,25 @@ export class QueueCalls {
   }
 
   private attempt(entry: string, clock: string, onUnknownOutcome: (call: SentCommand) => void): Promise<QueuedReply> {
-    const { key, token, leaseMs, holder } = this.request;
-    const args = acquireQueuedArgs(this.lockKey, this.fenceKey, this.queueKey, token, leaseMs, holder, clock, entry);
-    return this.context.commands.runScript('acquire', key, this.lockKey, ACQUIRE_QUEUED_SCRIPT, ACQUIRE_QUEUED_KEYS, args, this.noteReply, onUnknownOutcome);
+    const { lockKey, fenceKey, queueKey, request } = this;
+    const { key, token, leaseMs, holder } = request;
+    const input = { lockKey, fenceKey, queueKey, token, leaseMs, holder, clockMicros: clock, entry };
+    return this.context.commands.runScript('acquire', key, this.contended.joinScript, input, onUnknownOutcome);
   }
-
-  /** Reads the reply, and remembers whether the key was contended (see `RedisFairQueue.seenContended`). */
-  private readonly noteReply = (reply: unknown): QueuedReply => {
-    const parsed = parseQueuedReply(reply);
-    this.queue.noteContended(this.lockKey, !parsed.granted);
-    return parsed;
-  };
 
   /** A look at the queue that renews the entry to `renewedEntry` (see queue-check.script.ts). */
   check(renewedEntry: string): Promise<QueueCheckReply> {
-    const { key, token, leaseMs } = this.request;
-    const args = queueCheckArgs(this.lockKey, this.fenceKey, this.queueKey, token, renewedEntry, clockMicros(), leaseMs, this.grantChannelBase);
-    return this.context.commands.runScript('acquire', key, this.lockKey, this.queue.checkScript, QUEUE_CHECK_KEYS, args, parseQueueCheckReply);
+    const { lockKey, fenceKey, queueKey, grantChannelBase, request } = this;
+    const { key, token, leaseMs } = request;
+    const input = { lockKey, fenceKey, queueKey, token, renewedEntry, clockMicros: clockMicros(), leaseMs, grantChannelBase };
+    return this.context.commands.runScript('acquire', key, QUEUE_CHECK_SCRIPT, input);
   }
 
   /** Removes the waiter's entries; the fencing token if the key was handed to it meanwhile. */
   leave(): Promise<number | undefined> {
-    const { key, token } = this.request;
-    const args = queueLeaveArgs(this.lockKey, this.fenceKey, this.queueKey, token, clockMicros(), this.grantChannelBase);
-    return this.context.commands.runScript('acquire', key, this.lockKey, this.queue.leaveScript, QUEUE_LEAVE_KEYS, args, parseQueueLeaveReply);
+    const { lockKey, fenceKey, queueKey, grantChannelBase, request } = this;
+    const input = { lockKey, fenceKey, queueKey, token: request.token, clockMicros: clockMicros(), grantChannelBase };
+    return this.context.commands.runScript('acquire', request.key, QUEUE_LEAVE_SCRIPT, input);
   }
 
   /** The waiter's queue entry as of now (see scripts/queue.lua.ts). */

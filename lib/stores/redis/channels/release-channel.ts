@@ -1,5 +1,5 @@
-import { closeRedisClient } from './redis-connection.js';
-import type { RedisClient } from './scripts/define-script.js';
+import { closeRedisClient } from '../connection/redis-connection.js';
+import type { RedisClient } from '../connection/redis-client.js';
 
 /** Told each message on a channel; the release channels' messages are empty, the grant channels' not. */
 export type ChannelListener = (message: string) => void;

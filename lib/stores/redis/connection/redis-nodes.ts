@@ -1,5 +1,5 @@
 import type { Cluster, Redis } from 'ioredis';
-import type { RedisClient } from './scripts/define-script.js';
+import type { RedisClient } from './redis-client.js';
 
 /** The runbook's and the health check's walks over a store's servers. */
 

@@ -1,8 +1,10 @@
-import { CommandCall, isReplyError, type CallTracker, type ReplyParser, type SentCommand } from './redis-command-call.js';
-import { NotSentError, type RedisConnection } from './redis-connection.js';
-import type { RedisClient, RedisScript } from './scripts/define-script.js';
+import type { RedisClient } from '../connection/redis-client.js';
+import { NotSentError, type RedisConnection } from '../connection/redis-connection.js';
+import type { RedisScript, SentScript } from '../scripts/redis-script.js';
+import { CommandCall, isReplyError, type Acknowledged, type CallTracker, type SentCommand } from './redis-command-call.js';
+import type { Acknowledgement } from './script-send.js';
 
-export type { ReplyParser, SentCommand } from './redis-command-call.js';
+export type { Acknowledged, SentCommand } from './redis-command-call.js';
 
 /** ioredis' messages for "the command could not reach the server", whatever the underlying cause. */
 const UNREACHABLE = [
@@ -29,24 +31,40 @@ export class RedisCommands implements CallTracker {
   private oldest?: CommandCall;
   private newest?: CommandCall;
   private sweeper?: NodeJS.Timeout;
-  /** Sweeps so far; a command remembers the count it was sent under. */
-  private sweeps = 0;
+  private sweepCount = 0;
   private readonly sweepEveryMs: number;
+  /**
+   * What acknowledged writes ask of the replicas (`WAIT`), when `replicas > 0`: WAIT's own bound is half
+   * the command timeout, so its answer (and the clean-up) comes before ours.
+   */
+  readonly acknowledgement: Acknowledgement | undefined;
 
   constructor(
     private readonly connection: RedisConnection,
     private readonly timeoutMs: number,
+    replicas = 0,
   ) {
     this.sweepEveryMs = Math.max(1, Math.ceil(timeoutMs / (SWEEPS_TO_EXPIRE - 1)));
+    this.acknowledgement = replicas > 0 ? { replicas, timeoutMs: Math.max(1, Math.floor(timeoutMs / 2)) } : undefined;
   }
 
   get client(): RedisClient {
     return this.connection.client;
   }
 
+  get epoch(): number {
+    return this.connection.epoch;
+  }
+
+  /** Sweeps so far; a command remembers the count it was sent under. */
+  get sweeps(): number {
+    return this.sweepCount;
+  }
+
   /**
-   * `routingKey` is the Redis key the command is sent for (it picks the Cluster node named in errors);
-   * `onUnknownOutcome` runs when the command may have run without us learning its result.
+   * Any command but a script. `routingKey` is the Redis key the command is sent for (it picks the Cluster
+   * node named in errors); `onUnknownOutcome` runs when the command may have run without us learning its
+   * result.
    */
   run<T>(
     operation: string,
@@ -55,49 +73,62 @@ export class RedisCommands implements CallTracker {
     send: (client: RedisClient) => Promise<T>,
     onUnknownOutcome?: (call: SentCommand) => void,
   ): Promise<T> {
-    return this.start(operation, key, routingKey, onUnknownOutcome, send);
+    return this.start(new CommandCall(this, operation, key, onUnknownOutcome).useSender(send, routingKey));
   }
 
   /**
-   * A script call, the hot path's way: EVALSHA with the NOSCRIPT fallback and `parse` handled where the
-   * reply arrives, so the caller's promise is the only one on top of the command's (and the one bound by
-   * the timeout).
+   * Every script call's way: EVALSHA of the build for this connection (SPUBLISH where pub/sub is sharded),
+   * the one NOSCRIPT fallback and `script.parse` handled where the reply arrives, so the caller's promise
+   * is the only one on top of the command's (and the one bound by the timeout). `key` is the user's key
+   * errors name; the call goes to the node of the script's first key.
    */
-  runScript<T>(
+  runScript<Input, Reply>(
     operation: string,
     key: string,
-    routingKey: string,
-    script: RedisScript,
-    numKeys: number,
-    args: (string | number)[],
-    parse: ReplyParser<T>,
-    onUnknownOutcome?: (call: SentCommand) => void,
-  ): Promise<T> {
-    return this.start(operation, key, routingKey, onUnknownOutcome, undefined, script, numKeys, args, parse);
+    script: RedisScript<Input, Reply>,
+    input: Input,
+    onUnknownOutcome?: (call: SentScript<Input>) => void,
+  ): Promise<Reply> {
+    return this.startScript(operation, key, script, input, onUnknownOutcome, undefined);
   }
 
   /**
-   * Tracks one call under the timeout and sends it once the connection takes commands: `send`, or `script`
-   * with its keys and arguments (set on the call at once, so a clean-up of a call that never got out still
-   * sees them; positional rather than a closure, as this is every acquisition's path).
+   * The same for a write the replicas must acknowledge: `WAIT` follows the script on the same connection
+   * (see commands/script-send.ts), and the result comes with the count of replicas that acknowledged it.
+   * Only with `replicas > 0`.
    */
-  private start<T>(
+  runAcknowledged<Input, Reply>(
     operation: string,
     key: string,
-    routingKey: string | undefined,
-    onUnknownOutcome: ((call: SentCommand) => void) | undefined,
-    send: ((client: RedisClient) => Promise<unknown>) | undefined,
-    script?: RedisScript,
-    numKeys = 0,
-    args?: (string | number)[],
-    parse?: ReplyParser<unknown>,
+    script: RedisScript<Input, Reply>,
+    input: Input,
+    onUnknownOutcome?: (call: SentScript<Input>) => void,
+  ): Promise<Acknowledged<Reply>> {
+    if (!this.acknowledgement) return Promise.reject(new TypeError('runAcknowledged needs replicas > 0'));
+    return this.startScript(operation, key, script, input, onUnknownOutcome, this.acknowledgement);
+  }
+
+  private startScript<T>(
+    operation: string,
+    key: string,
+    script: RedisScript<never, unknown>,
+    input: unknown,
+    onUnknownOutcome: ((call: SentScript<never>) => void) | undefined,
+    acknowledgement: Acknowledgement | undefined,
   ): Promise<T> {
+    // The definition's types end here: the call holds any script with its input.
+    const call = new CommandCall(this, operation, key, onUnknownOutcome as ((call: CommandCall) => void) | undefined);
+    return this.start(call.useScript(script as RedisScript<unknown, unknown>, input, this.connection.sharded, acknowledgement));
+  }
+
+  /** Tracks one call under the timeout and sends it once the connection takes commands. */
+  private start<T>(call: CommandCall): Promise<T> {
     const { connection } = this;
     const ready = connection.whenReady(this.timeoutMs);
     return new Promise<T>((resolve, reject) => {
-      const call = this.track(operation, key, routingKey, onUnknownOutcome, resolve as (value: unknown) => void, reject);
-      if (script) call.useScript(script, numKeys, args!, parse!);
-      else call.sender = send;
+      call.resolve = resolve as (value: unknown) => void;
+      call.reject = reject;
+      this.track(call);
       call.listen(ready ? ready.then(() => call.send(connection.client)) : call.send(connection.client));
     });
   }
@@ -141,15 +172,7 @@ export class RedisCommands implements CallTracker {
     call.prev = call.next = undefined;
   }
 
-  private track(
-    operation: string,
-    key: string,
-    routingKey: string | undefined,
-    onUnknownOutcome: ((call: SentCommand) => void) | undefined,
-    resolve: (value: unknown) => void,
-    reject: (error: unknown) => void,
-  ): CommandCall {
-    const call = new CommandCall(this, this.sweeps, this.connection.epoch, operation, key, routingKey, onUnknownOutcome, resolve, reject);
+  private track(call: CommandCall): void {
     const newest = this.newest;
     if (newest) {
       newest.next = call;
@@ -159,7 +182,6 @@ export class RedisCommands implements CallTracker {
     }
     this.newest = call;
     if (!this.sweeper) this.armSweeper();
-    return call;
   }
 
   private armSweeper(): void {
@@ -169,7 +191,7 @@ export class RedisCommands implements CallTracker {
 
   private sweep(): void {
     this.sweeper = undefined;
-    const sweeps = ++this.sweeps;
+    const sweeps = ++this.sweepCount;
     let call = this.oldest;
     while (call && sweeps - call.sentInSweep >= SWEEPS_TO_EXPIRE) {
       this.untrack(call);

@@ -1,0 +1,180 @@
+import { LockStoreUnavailableError } from '../../../errors/lock-store-unavailable.error.js';
+import type { RedisClient } from '../connection/redis-client.js';
+import { NotSentError } from '../connection/redis-connection.js';
+import type { LuaScript, RedisScript, SentScript } from '../scripts/redis-script.js';
+import { acknowledgedReply, isNoScript, sendScript, type Acknowledgement } from './script-send.js';
+
+/** What a call needs from the commands that sent it. */
+export interface CallTracker {
+  readonly client: RedisClient;
+  /** The sweeps so far (see `RedisCommands`): a call remembers the count it was sent under. */
+  readonly sweeps: number;
+  /** `RedisConnection.epoch` now. */
+  readonly epoch: number;
+  untrack(call: CommandCall): void;
+  describe(error: unknown, routingKey?: string): Error;
+}
+
+/** A command as a clean-up of it sees it. */
+export interface SentCommand {
+  readonly key: string;
+  /** `RedisConnection.epoch` when it was sent. */
+  readonly epoch: number;
+  /** The reply as it comes (also after the command timed out), for a clean-up that wants to see it. */
+  readonly reply: Promise<unknown>;
+}
+
+/** A script's result and how many replicas acknowledged its writes (`RedisCommands.runAcknowledged`). */
+export interface Acknowledged<T> {
+  readonly result: T;
+  readonly acknowledged: number;
+}
+
+/**
+ * One command in flight, in the list of those not answered yet (oldest first). Unlinked the moment it is
+ * answered, so an answered command is garbage at once instead of waiting for a sweep.
+ *
+ * A script call keeps its definition and its input (no closure: this is every acquisition's path); the
+ * keys and arguments are built from them once, so a clean-up of a call that never got out still sees the
+ * input, and the EVAL fallback sends the same array again.
+ */
+export class CommandCall implements SentCommand, SentScript<unknown> {
+  prev?: CommandCall;
+  next?: CommandCall;
+  done = false;
+  resolve!: (value: unknown) => void;
+  reject!: (error: unknown) => void;
+  /** `RedisCommands`' sweep count when it was sent: the sweeps count its time in flight. */
+  readonly sentInSweep: number;
+  readonly epoch: number;
+  /** Script calls: the definition, its input, and what was made of them. */
+  script: RedisScript<unknown, unknown> | undefined;
+  input: unknown;
+  private build: LuaScript | undefined;
+  private numKeys = 0;
+  private keysAndArgs: (string | number)[] | undefined;
+  /** Set for acknowledged writes: WAIT follows the script (see `sendScript`). */
+  private acknowledgement: Acknowledgement | undefined;
+  private fellBackToEval = false;
+  /** Other commands: how to send it, and the Redis key it goes for. */
+  private sender: ((client: RedisClient) => Promise<unknown>) | undefined;
+  private routing: string | undefined;
+  /** What the latest send returned (the EVAL fallback's, after one). */
+  private sent!: Promise<unknown>;
+
+  constructor(
+    readonly commands: CallTracker,
+    readonly operation: string,
+    readonly key: string,
+    readonly onUnknownOutcome: ((call: CommandCall) => void) | undefined,
+  ) {
+    this.sentInSweep = commands.sweeps;
+    this.epoch = commands.epoch;
+  }
+
+  /** A script call: `script`'s build for the connection, with WAIT after it when `acknowledgement` is set. */
+  useScript(script: RedisScript<unknown, unknown>, input: unknown, sharded: boolean, acknowledgement: Acknowledgement | undefined): this {
+    this.script = script;
+    this.input = input;
+    this.build = sharded ? script.sharded : script.plain;
+    const { numKeys } = script;
+    this.numKeys = typeof numKeys === 'number' ? numKeys : numKeys(input);
+    this.keysAndArgs = script.keysAndArgs(input);
+    this.acknowledgement = acknowledgement;
+    return this;
+  }
+
+  /** Any other command: `sender` sends it, for `routingKey`. */
+  useSender(sender: (client: RedisClient) => Promise<unknown>, routingKey: string | undefined): this {
+    this.sender = sender;
+    this.routing = routingKey;
+    return this;
+  }
+
+  /** The Redis key the call is sent for (a script's first key): it picks the Cluster node named in errors. */
+  get routingKey(): string | undefined {
+    return this.script ? (this.numKeys > 0 ? (this.keysAndArgs![0] as string) : undefined) : this.routing;
+  }
+
+  get ownershipToken(): string | undefined {
+    return this.script?.ownershipToken?.(this.input);
+  }
+
+  get reply(): Promise<unknown> {
+    return this.acknowledgement ? this.sent.then(scriptReply) : this.sent;
+  }
+
+  send(client: RedisClient): Promise<unknown> {
+    if (!this.script) return this.sender!(client);
+    return sendScript(client, this.build!, this.numKeys, this.keysAndArgs!, !this.fellBackToEval, this.acknowledgement);
+  }
+
+  listen(sent: Promise<unknown>): void {
+    this.sent = sent;
+    sent.then(
+      (value) => this.answered(value),
+      (error: unknown) => this.failed(error),
+    );
+  }
+
+  answered(value: unknown): void {
+    if (this.done) return;
+    let reply = value;
+    let acknowledged = 0;
+    if (this.acknowledgement) {
+      // A pipeline answers with each command's outcome: an error of the script or of WAIT fails the call.
+      try {
+        ({ reply, acknowledged } = acknowledgedReply(value));
+      } catch (error) {
+        this.failed(error);
+        return;
+      }
+    }
+    this.done = true;
+    this.commands.untrack(this);
+    const { script } = this;
+    if (!script) {
+      this.resolve(value);
+      return;
+    }
+    try {
+      const result = script.parse(reply, this);
+      this.resolve(this.acknowledgement ? { result, acknowledged } : result);
+    } catch (error) {
+      this.reject(error);
+    }
+  }
+
+  failed(error: unknown): void {
+    if (this.done) return;
+    // A server that has not seen the script yet (restarted, failed over, never asked): EVAL sends it
+    // along, which both answers and caches it. Still the same call, under the same deadline. The one
+    // NOSCRIPT fallback of every script call, acknowledged ones included.
+    if (this.script && !this.fellBackToEval && isNoScript(error)) {
+      this.fellBackToEval = true;
+      this.listen(this.send(this.commands.client));
+      return;
+    }
+    this.done = true;
+    this.commands.untrack(this);
+    // A reply error means Redis answered (the script did not run); anything else may have run.
+    if (!isReplyError(error) && !(error instanceof NotSentError)) this.onUnknownOutcome?.(this);
+    this.reject(new LockStoreUnavailableError(this.operation, this.key, { cause: this.commands.describe(error, this.routingKey) }));
+  }
+
+  /** No answer by the deadline: the outcome is unknown. */
+  expire(timeoutMs: number, server: string): void {
+    this.done = true;
+    this.onUnknownOutcome?.(this);
+    const cause = new Error(`${server} did not answer within ${timeoutMs} ms`);
+    this.reject(new LockStoreUnavailableError(this.operation, this.key, { cause }));
+  }
+}
+
+function scriptReply(results: unknown): unknown {
+  return acknowledgedReply(results).reply;
+}
+
+export function isReplyError(error: unknown): boolean {
+  return error instanceof Error && error.name === 'ReplyError';
+}

@@ -1,0 +1,24 @@
+import type { QueuedAcquireOutcome, QueuedAcquireRequest } from '../../lock-store.interface.js';
+import { ContendedKeys } from './contended-keys.js';
+import type { FairQueueContext } from './fair-queue-context.js';
+import { QueueWait } from './redis-queue-wait.js';
+
+/**
+ * The fair wait on Redis (see scripts/queue.lua.ts for the data): a waiter that finds the key taken joins
+ * the key's queue in the same call, and from then on is told, and only it, when the key is handed to it.
+ * Like etcd's mutex and ZooKeeper's lock recipe, a release wakes exactly one waiter; unlike them the
+ * hand-off is done by the releasing script itself, so the next holder owns the key before it even hears of
+ * it: no second round trip, no race to lose. Like Redisson's fair lock, every waiter carries a deadline (its
+ * heartbeat lease, renewed by a look at the queue every third of it), and a waiter past it is dropped
+ * wherever it is met.
+ */
+export class RedisFairQueue {
+  private waiters = 0;
+  private readonly contended = new ContendedKeys();
+
+  constructor(private readonly context: FairQueueContext) {}
+
+  acquire(request: QueuedAcquireRequest): Promise<QueuedAcquireOutcome> {
+    return new QueueWait(this.context, this.contended, request, ++this.waiters).run();
+  }
+}
