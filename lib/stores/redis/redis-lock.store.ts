@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { LockConfigError } from '../../errors/lock-config.error.js';
 import { LockStoreUnavailableError } from '../../errors/lock-store-unavailable.error.js';
 import { globForRedis } from '../key-glob.js';
 import type {
@@ -119,13 +120,16 @@ export class RedisLockStore implements LockStore {
   };
 
   private async acquireAcknowledged(key: string, input: AcquireInput): Promise<AcquireResult> {
-    const { result, acknowledged } = await this.commands.runAcknowledged('acquire', key, ACQUIRE_SCRIPT, input, this.cleanUpAcquire);
+    const { result, acknowledged, waitRefused } = await this.commands.runAcknowledged('acquire', key, ACQUIRE_SCRIPT, input, this.cleanUpAcquire);
     const { replicas, timeoutMs } = this.commands.acknowledgement!;
     if (!result.acquired || acknowledged >= replicas) return result;
     // A grant only the primary has would vanish with it: not reported as held (Redisson's synced writes).
+    // A refused WAIT says nothing of the replicas: the same, and the grant is never left behind.
     await this.release(key, input.token, 0).catch(ignore);
     const cause = new Error(
-      `${this.connection.server(input.lockKey)} granted the lock, but only ${acknowledged} of ${replicas} replica(s) acknowledged it within ${timeoutMs} ms; it was released`,
+      waitRefused
+        ? `the lock was granted, but WAIT was refused (${waitRefused}): allow WAIT for this user (+wait) or set replicas: 0; the grant was released`
+        : `${this.connection.server(input.lockKey)} granted the lock, but only ${acknowledged} of ${replicas} replica(s) acknowledged it within ${timeoutMs} ms; it was released`,
     );
     throw new LockStoreUnavailableError('acquire', key, { cause });
   }
@@ -199,6 +203,23 @@ export class RedisLockStore implements LockStore {
     if (!reply) return { released: false, reason: 'not-held' };
     const lock: HeldLock = { key, fencingToken: reply.fencingToken, holder: reply.holder, ttlMs: reply.ttlMs };
     return reply.taken ? { released: true, lock } : { released: false, reason: 'fencing-mismatch', current: lock };
+  }
+
+  /**
+   * With `replicas`, whether the server takes WAIT (an ACL without it, a managed service that disables it:
+   * every grant would be released again). Rejects with `LockConfigError` naming `replicas` and the server's
+   * reason when it refuses, with `LockStoreUnavailableError` when it does not answer. Asked at startup.
+   */
+  async checkAcknowledgements(): Promise<void> {
+    const { acknowledgement } = this.commands;
+    if (!acknowledgement) return;
+    try {
+      await this.commands.run('ping', '*', undefined, (client) => client.wait(0, 0));
+    } catch (error) {
+      const cause = error instanceof LockStoreUnavailableError && error.cause instanceof Error ? error.cause.message : '';
+      if (!/ replied /.test(cause)) throw error;
+      throw new LockConfigError('replicas', acknowledgement.replicas, `a server that takes WAIT, which ${cause.replace(/^.* replied /, 'replied ')}; allow it for this user (+wait) or set replicas: 0`);
+    }
   }
 
   async ping(): Promise<void> {

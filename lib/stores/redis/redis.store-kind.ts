@@ -77,9 +77,20 @@ export const redisStoreKind: LockStoreKindDefinition<'redis', RedisStoreSettings
       throw new LockConfigError('fair', true, "only with store 'redis' (etcd's waiters queue in etcd anyway; the others have no queue)");
     }
   },
-  create: (settings, { keyPrefix, commandTimeoutMs }) => {
+  create: async (settings, { keyPrefix, commandTimeoutMs }) => {
     const connection = createRedisConnection(settings.connection, { shardedPubSub: settings.shardedPubSub, closeTimeoutMs: commandTimeoutMs });
-    return new RedisLockStore(connection, { keyPrefix, commandTimeoutMs, replicas: settings.replicas, fair: settings.fair });
+    const store = new RedisLockStore(connection, { keyPrefix, commandTimeoutMs, replicas: settings.replicas, fair: settings.fair });
+    if (settings.replicas === 0) return store;
+    try {
+      await store.checkAcknowledgements();
+    } catch (error) {
+      // A server that does not answer now is the first call's to report; one that refuses WAIT is not.
+      if (error instanceof LockConfigError) {
+        await store.close();
+        throw error;
+      }
+    }
+    return store;
   },
   runbook: {
     flag: 'redis',

@@ -28,6 +28,8 @@ export interface SentCommand {
 export interface Acknowledged<T> {
   readonly result: T;
   readonly acknowledged: number;
+  /** Why WAIT failed after the script ran, described for the operator (its writes count as unacknowledged). */
+  readonly waitRefused?: string;
 }
 
 /**
@@ -121,10 +123,12 @@ export class CommandCall implements SentCommand, SentScript<unknown> {
     if (this.done) return;
     let reply = value;
     let acknowledged = 0;
+    let waitError: Error | undefined;
     if (this.acknowledgement) {
-      // A pipeline answers with each command's outcome: an error of the script or of WAIT fails the call.
+      // A pipeline answers with each command's outcome: the script's error fails the call (it did not run);
+      // WAIT's is the caller's to handle, since the script's writes were made.
       try {
-        ({ reply, acknowledged } = acknowledgedReply(value));
+        ({ reply, acknowledged, waitError } = acknowledgedReply(value));
       } catch (error) {
         this.failed(error);
         return;
@@ -139,7 +143,9 @@ export class CommandCall implements SentCommand, SentScript<unknown> {
     }
     try {
       const result = script.parse(reply, this);
-      this.resolve(this.acknowledgement ? { result, acknowledged } : result);
+      if (!this.acknowledgement) this.resolve(result);
+      else if (!waitError) this.resolve({ result, acknowledged });
+      else this.resolve({ result, acknowledged, waitRefused: this.commands.describe(waitError, this.routingKey).message });
     } catch (error) {
       this.reject(error);
     }

@@ -45,14 +45,22 @@ export function sendScript(
 export interface AcknowledgedReply {
   readonly reply: unknown;
   readonly acknowledged: number;
+  /**
+   * WAIT's own error (refused by an ACL or a managed service, say): the script ran and its writes stand,
+   * but nobody knows how many replicas have them, so they count as acknowledged by none.
+   */
+  readonly waitError?: Error;
 }
 
-/** The script's reply and WAIT's count from the pipeline's results; throws the error of either command. */
+/**
+ * The script's reply and WAIT's count from the pipeline's results. Throws the script's error (then the
+ * script did not run); WAIT's comes back in the reply, since the script's writes were made all the same.
+ */
 export function acknowledgedReply(results: unknown): AcknowledgedReply {
   if (!results) throw new Error('the pipeline was discarded before it ran');
   const [[scriptError, reply], [waitError, acknowledged]] = results as [[Error | null, unknown], [Error | null, unknown]];
   if (scriptError) throw scriptError;
-  if (waitError) throw waitError;
+  if (waitError) return { reply, acknowledged: 0, waitError };
   return { reply, acknowledged: Number(acknowledged) };
 }
 

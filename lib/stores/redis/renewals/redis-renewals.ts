@@ -51,8 +51,9 @@ export class RedisRenewals {
     const described = describeBatch(batch.entries);
     let replies: RenewReply[];
     let acknowledged = 0;
+    let waitRefused: string | undefined;
     try {
-      if (acknowledgement) ({ result: replies, acknowledged } = await this.commands.runAcknowledged('renew', described, script, batch.entries));
+      if (acknowledgement) ({ result: replies, acknowledged, waitRefused } = await this.commands.runAcknowledged('renew', described, script, batch.entries));
       else replies = await this.commands.runScript('renew', described, script, batch.entries);
     } catch (error) {
       if (batch.perNode && this.crossSlotScripts && isUnknownShebang(error)) {
@@ -66,8 +67,9 @@ export class RedisRenewals {
     }
     // Named in errors only (on a Cluster it costs a slot lookup): not made for every batch.
     const server = (): string => this.connection.server(first.lockKey);
-    const unacknowledged =
-      acknowledgement && acknowledged < acknowledgement.replicas
+    const unacknowledged = waitRefused
+      ? `the renewal went through, but WAIT was refused (${waitRefused})`
+      : acknowledgement && acknowledged < acknowledgement.replicas
         ? `${server()} renewed, but only ${acknowledged} of ${acknowledgement.replicas} replica(s) acknowledged within ${acknowledgement.timeoutMs} ms`
         : undefined;
     let moved = false;

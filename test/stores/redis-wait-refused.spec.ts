@@ -1,0 +1,60 @@
+import { randomUUID } from 'node:crypto';
+import { Test } from '@nestjs/testing';
+import { Redis } from 'ioredis';
+import { DistributedLockModule, LockConfigError, LockStoreUnavailableError } from '../../lib/index';
+import { createRedisConnection } from '../../lib/stores/redis/connection/redis-client.factory';
+import { RedisLockStore } from '../../lib/stores/redis/redis-lock.store';
+import { redisUrl, testPrefix } from '../support/test-prefix';
+
+/**
+ * `replicas: N` on a server that refuses WAIT (an ACL user without it; a managed service that disables
+ * it): the grant script runs, WAIT fails after it. That grant must never stay behind (it did, for the
+ * whole lease, because a reply error read as "the script did not run"), and a module configured so is
+ * refused at startup, naming the option and the reason.
+ */
+describe('Redis: replicas where WAIT is refused', () => {
+  const prefix = testPrefix(__filename);
+  const user = `nowait-${process.pid}`;
+  const admin = new Redis(redisUrl());
+  const url = redisUrl().replace('redis://', `redis://${user}:secret-pass@`);
+
+  beforeAll(async () => {
+    await admin.call('ACL', 'SETUSER', user, 'on', '>secret-pass', '~*', '&*', '+@all', '-wait');
+  });
+  afterAll(async () => {
+    await admin.call('ACL', 'DELUSER', user);
+    admin.disconnect();
+  });
+
+  it('releases the grant the script made and fails the acquisition with the server’s reason', async () => {
+    const store = new RedisLockStore(createRedisConnection(url), { keyPrefix: prefix, commandTimeoutMs: 2_000, replicas: 1 });
+    try {
+      const failure = await store.acquire('order:1', randomUUID(), 60_000, 'test').catch((error: unknown) => error);
+      expect(failure).toBeInstanceOf(LockStoreUnavailableError);
+      expect((failure as Error).message).toMatch(/WAIT/);
+      expect((failure as Error).message).not.toContain('secret-pass');
+      // Nobody holds the key: the grant was given back, not left for the 60 s lease.
+      expect(await admin.exists(`${prefix}order:1`)).toBe(0);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('refuses the module at startup with LockConfigError naming replicas', async () => {
+    const started = await Test.createTestingModule({
+      imports: [DistributedLockModule.forRoot({ redis: url, keyPrefix: prefix, replicas: 1 })],
+    })
+      .compile()
+      .then(
+        async (moduleRef) => {
+          await moduleRef.close();
+          return undefined;
+        },
+        (error: unknown) => error,
+      );
+    expect(started).toBeInstanceOf(LockConfigError);
+    expect((started as LockConfigError).option).toBe('replicas');
+    expect((started as Error).message).toMatch(/WAIT/);
+    expect((started as Error).message).not.toContain('secret-pass');
+  });
+});
