@@ -63,18 +63,18 @@ export class QueueCalls {
   }
 
   /** A look at the queue that renews the entry to `renewedEntry` (see queue-check.script.ts). */
-  check(renewedEntry: string): Promise<QueueCheckReply> {
+  check(renewedEntry: string, onUnknownOutcome: (call: SentCommand) => void): Promise<QueueCheckReply> {
     const { lockKey, fenceKey, queueKey, grantChannelBase, request } = this;
     const { key, token, leaseMs } = request;
     const input = { lockKey, fenceKey, queueKey, token, renewedEntry, clockMicros: clockMicros(), leaseMs, grantChannelBase };
-    return this.context.commands.runScript('acquire', key, QUEUE_CHECK_SCRIPT, input);
+    return this.context.commands.runScript('acquire', key, QUEUE_CHECK_SCRIPT, input, onUnknownOutcome);
   }
 
   /** Removes the waiter's entries; the fencing token if the key was handed to it meanwhile. */
-  leave(): Promise<number | undefined> {
+  leave(onUnknownOutcome: (call: SentCommand) => void): Promise<number | undefined> {
     const { lockKey, fenceKey, queueKey, grantChannelBase, request } = this;
     const input = { lockKey, fenceKey, queueKey, token: request.token, clockMicros: clockMicros(), grantChannelBase };
-    return this.context.commands.runScript('acquire', request.key, QUEUE_LEAVE_SCRIPT, input);
+    return this.context.commands.runScript('acquire', request.key, QUEUE_LEAVE_SCRIPT, input, onUnknownOutcome);
   }
 
   /** The waiter's queue entry as of now (see scripts/queue.lua.ts). */

@@ -38,6 +38,13 @@ export class QueueWait implements GrantListener {
   private handedFence?: number;
   /** The clean-up of a join whose outcome was unknown, until it settled (see `cleanUpJoin`). */
   private joinCleanUp?: Promise<unknown>;
+  /**
+   * Set once a call's outcome was unknown (no answer in time, the connection lost): it may still run, and
+   * grant the key to this wait's token or queue it, when Redis answers again.
+   */
+  private uncertain = false;
+  /** Set once the wait ended without a grant: from then on every late reply is followed by a release. */
+  private gaveUp = false;
   /** Set once a place in line was given up by a clean-up or lost: announced grants are looked at first. */
   private verifyGrants = false;
 
@@ -80,11 +87,13 @@ export class QueueWait implements GrantListener {
         await this.context.release(key, token).catch(() => undefined);
         signal.throwIfAborted();
       }
+      if (!outcome.result.acquired) this.giveUp();
       return outcome;
     } catch (error) {
       // Aborted (the caller, shutdown), or a failure that is not the store's: the place is given up, and a
       // grant that raced it is released.
       if (this.queued || this.handedFence !== undefined) await this.abandon();
+      this.giveUp();
       throw error;
     } finally {
       if (this.registered) grants.unregister(this.id);
@@ -175,7 +184,7 @@ export class QueueWait implements GrantListener {
     this.attempts++;
     let reply;
     try {
-      reply = await this.calls.check(this.entry());
+      reply = await this.calls.check(this.entry(), this.lateReply);
     } catch (error) {
       this.failed(error);
       this.nextCheckAt = Date.now() + this.backoffMs();
@@ -224,14 +233,46 @@ export class QueueWait implements GrantListener {
   }
 
   private leave(): Promise<number | undefined> {
-    return this.calls.leave();
+    return this.calls.leave(this.lateReply);
+  }
+
+  /**
+   * A call whose outcome is unknown: when Redis answers it after all (a stall, a pause, a slow failover),
+   * a wait that has ended without a grant by then gives back whatever the late call left its token (a
+   * grant, a hand-off). Each release is sent once that call has run, and is token-checked.
+   */
+  private readonly lateReply = (call: SentCommand): void => {
+    this.uncertain = true;
+    call.reply.then(
+      () => this.gaveUp && this.releaseOurs(),
+      () => undefined,
+    );
+  };
+
+  /**
+   * The wait ended without a grant. When some call's outcome was unknown, the token may hold the key or a
+   * place in line already: out of the queue, and the key given back if it is the token's (token-checked:
+   * nothing of anybody else's is touched, and no later grant can carry this token).
+   */
+  private giveUp(): void {
+    if (this.gaveUp) return;
+    this.gaveUp = true;
+    if (!this.uncertain) return;
+    void this.leave()
+      .catch(() => undefined)
+      .then(() => this.releaseOurs());
+  }
+
+  private releaseOurs(): void {
+    void this.context.release(this.request.key, this.request.token).catch(() => undefined);
   }
 
   /**
    * A join whose outcome is unknown may have queued us, or granted us the key: both are undone (in order,
    * on the same connection, before any retry), so the retry starts clean.
    */
-  private readonly cleanUpJoin = (_call: SentCommand): void => {
+  private readonly cleanUpJoin = (call: SentCommand): void => {
+    this.lateReply(call);
     this.verifyGrants = true;
     const cleanUp: Promise<unknown> = this.leave()
       .then((fence) => (fence === undefined ? undefined : this.context.release(this.request.key, this.request.token)))

@@ -1,0 +1,55 @@
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { LockStoreUnavailableError } from '../../lib/index';
+import { createRedisConnection } from '../../lib/stores/redis/connection/redis-client.factory';
+import { RedisLockStore } from '../../lib/stores/redis/redis-lock.store';
+import { redisUrl, testPrefix } from '../support/test-prefix';
+
+const TIMEOUT_MS = 300;
+
+async function until(condition: () => Promise<boolean>, withinMs: number): Promise<boolean> {
+  const deadline = Date.now() + withinMs;
+  while (Date.now() < deadline) {
+    if (await condition()) return true;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return condition();
+}
+
+/**
+ * `fair: true`, Redis stalls longer than the wait: the queued acquire's join times out, so do its clean-ups,
+ * and the call fails with LockStoreUnavailableError. When Redis answers again, the join still runs and grants
+ * the key to the failed call's token. That grant must be given back once its late reply arrives (it was
+ * left for the whole lease: a 60 s lease, nobody holding it).
+ */
+describe('fair queue: a wait that failed while Redis stalled', () => {
+  it('leaves nothing held once the stalled calls run', async () => {
+    const prefix = testPrefix(__filename);
+    const store = new RedisLockStore(createRedisConnection(redisUrl()), { keyPrefix: prefix, commandTimeoutMs: TIMEOUT_MS, fair: true });
+    const admin = new Redis(redisUrl());
+    try {
+      // Every script loaded, so the stalled calls run for real when the pause ends (no NOSCRIPT).
+      const warm = { key: 'warm-up', token: randomUUID(), leaseMs: 30_000, holder: 'test', deadline: Date.now() + 5_000 };
+      await store.acquireQueued!(warm);
+      await store.acquireQueued!({ ...warm, token: randomUUID(), deadline: Date.now() });
+      await store.release('warm-up', warm.token, 0);
+
+      // A stall well past the wait and every clean-up's own timeout: all of them are given up before it ends.
+      const stallEndsAt = Date.now() + TIMEOUT_MS * 10;
+      await admin.call('CLIENT', 'PAUSE', String(TIMEOUT_MS * 10), 'WRITE');
+      const failed = store.acquireQueued!({ key: 'k', token: randomUUID(), leaseMs: 60_000, holder: 'test', deadline: Date.now() + TIMEOUT_MS * 2 });
+      await expect(failed).rejects.toBeInstanceOf(LockStoreUnavailableError);
+      // The pause ends; the join runs and grants the free key; its late reply is what the store must act on.
+      // The stall ends; the stalled calls run in order on the store's connection, which a call of its own
+      // sent now waits behind. The join granted the free key: its late reply is what the store must act on.
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, stallEndsAt - Date.now())));
+      await store.inspect('k');
+      const freed = await until(async () => (await admin.exists(`${prefix}k`)) === 0, 5_000);
+      expect({ freed, pttl: await admin.pttl(`${prefix}k`) }).toEqual({ freed: true, pttl: -2 });
+    } finally {
+      await admin.call('CLIENT', 'UNPAUSE').catch(() => undefined);
+      await store.close();
+      admin.disconnect();
+    }
+  });
+});
