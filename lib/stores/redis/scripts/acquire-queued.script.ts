@@ -1,6 +1,6 @@
 import { parseAcquireReply } from './acquire.script.js';
 import { nextFenceLua } from './fence.lua.js';
-import { QUEUE_TTL_MS, type QueueKeys } from './queue.lua.js';
+import { QUEUE_ENTRY_PATTERN, QUEUE_TTL_MS, type QueueKeys } from './queue.lua.js';
 import { heldByLua, fenceOfLua } from './lock-value.js';
 import { defineScript, LuaScript } from './redis-script.js';
 
@@ -11,7 +11,7 @@ import { defineScript, LuaScript } from './redis-script.js';
  *
  * Nobody overtakes the queue: while it exists, a waiter joins at its end (one `RPUSHX`, which also tells
  * that the queue exists: the key's holder hands it on when it releases), and a single attempt is turned
- * away. Without a queue it is the plain grant (acquire.script.ts). When the key is taken, the caller
+ * away, unless the key is free and every waiter in the queue is dead (then the queue goes and it is granted). Without a queue it is the plain grant (acquire.script.ts). When the key is taken, the caller
  * starts the queue and the holder's lock value is marked `q`, so its release hands the key to the first
  * waiter instead of deleting it. A second delivery of a grant whose reply was lost is granted again, with
  * the same fencing token.
@@ -29,8 +29,19 @@ if queued then
   if position > 0 then return -position end
 elseif redis.call('EXISTS', KEYS[3]) == 1 then
   local ttl = redis.call('PTTL', KEYS[1])
-  if ttl < 0 then return 0 end
-  return -1 - ttl
+  if ttl ~= -2 then
+    if ttl < 0 then return 0 end
+    return -1 - ttl
+  end
+  -- The key is free and a queue exists: its waiters go first, unless every one of them is dead (its
+  -- heartbeat ran out on this caller's clock: a pod killed while it waited). A queue of the dead is
+  -- dropped, and the attempt goes on.
+  local now = math.floor(tonumber(ARGV[4]) / 1000)
+  for _, entry in ipairs(redis.call('LRANGE', KEYS[3], 0, -1)) do
+    local written, heartbeat = string.match(entry, '${QUEUE_ENTRY_PATTERN}')
+    if written and tonumber(written) / 1000 + tonumber(heartbeat) >= now then return 0 end
+  end
+  redis.call('DEL', KEYS[3])
 end
 ${nextFenceLua('KEYS[2]', 'ARGV[4]')}
 if redis.call('SET', KEYS[1], '-' .. ARGV[1] .. '|' .. fence .. '|' .. ARGV[3], 'PX', ARGV[2], 'NX') then

@@ -33,8 +33,12 @@ export interface QueueKeys {
   readonly queueKey: string;
 }
 
-/** How long a queue nobody touches lives on. */
-export const QUEUE_TTL_MS = 300_000;
+/**
+ * How long a queue nobody touches lives on: every live waiter renews it at each look at the queue (at
+ * least every third of its heartbeat lease, under a second), so a few seconds would do; half a minute
+ * leaves room for a waiter's stalls, and a queue whose waiters all died goes with them soon after.
+ */
+export const QUEUE_TTL_MS = 30_000;
 
 /**
  * Defines the locals `queue`, `grants` (the grant channel without its instance), `fenceKey` and `released`
