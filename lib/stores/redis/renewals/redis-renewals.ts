@@ -73,9 +73,15 @@ export class RedisRenewals {
         ? `${server()} renewed, but only ${acknowledged} of ${acknowledgement.replicas} replica(s) acknowledged within ${acknowledgement.timeoutMs} ms`
         : undefined;
     let moved = false;
+    const toConfirm: IndexedEntry[] = [];
     batch.entries.forEach((entry, i) => {
       const answer = replies[i];
-      if (answer === 'not-ours') {
+      if (answer === 'not-ours' && batch.perNode && i > 0) {
+        // The node that answered is the one the batch's first key was routed to; during a slot migration
+        // (ASK) that is the importing node, where a key still on the source reads as missing. Only the
+        // key's own call can tell "not ours" from "elsewhere": asked once more, by itself.
+        toConfirm.push(entry);
+      } else if (answer === 'not-ours') {
         results[entry.index] = false;
       } else if (answer === 'renewed' && !unacknowledged) {
         results[entry.index] = true;
@@ -87,6 +93,8 @@ export class RedisRenewals {
     });
     // Slots moved since the client last looked: refresh, so the watchdog's retry goes to the right nodes.
     if (moved) (this.connection.client as Cluster).refreshSlotsCache();
+    // Each routed by its own key (it declares it): MOVED and ASK take it to the node that has it.
+    await Promise.all(toConfirm.map((entry) => this.renewBatch({ entries: [entry], perNode: false }, results)));
   }
 
   private batches(entries: IndexedEntry[]): Batch[] {
