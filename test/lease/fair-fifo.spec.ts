@@ -52,7 +52,7 @@ describe('fair: true — one queue in Redis for every instance', () => {
         expect(lease.fencingToken).toBeGreaterThan(holder.fencingToken);
         // One grant announced per release, to the next waiter's instance only.
         await until(async () => announced.length > before);
-        expect(announced.slice(before)).toEqual([expect.stringMatching(new RegExp(`^.* g\\|\\w+\\|${lease.fencingToken}$`))]);
+        expect(announced.slice(before)).toEqual([expect.stringMatching(new RegExp(`^.* g\\|\\w+\\|${lease.fencingToken}\\|[0-9a-f]{40}$`))]);
         holder = lease;
       }
       await holder.release();

@@ -2,8 +2,11 @@ import type { ReleaseChannel } from './release-channel.js';
 
 /** What the fair queue's scripts tell one waiter (see scripts/queue.lua.ts). */
 export interface GrantListener {
-  /** `g|waiter|fence`: the key was handed to it. */
-  granted(fencingToken: number): void;
+  /**
+   * `g|waiter|fence|proof`: the key was handed to it, if `proof` (see scripts/queue.lua.ts `grantProof`)
+   * says the store sent it. The channel takes anybody's messages: the listener checks before it counts.
+   */
+  granted(fencingToken: number, proof: string): void;
   /** `r|waiter|ms`: look at the queue again in `delayMs`. */
   recheck(delayMs: number): void;
 }
@@ -36,7 +39,7 @@ const UNCLAIMED_KEPT = 64;
 export class GrantChannel {
   private readonly waiters = new Map<number, GrantListener>();
   /** The last messages nobody was registered for: a waiter registering late finds its own here. */
-  private readonly unclaimed: Array<{ waiter: number; kind: string; value: number } | undefined> = new Array(UNCLAIMED_KEPT);
+  private readonly unclaimed: Array<{ waiter: number; kind: string; value: number; proof: string } | undefined> = new Array(UNCLAIMED_KEPT);
   private nextUnclaimed = 0;
   private readonly slots = new Map<string, SlotSubscription>();
 
@@ -56,7 +59,7 @@ export class GrantChannel {
       const message = this.unclaimed[i];
       if (message?.waiter !== waiter) continue;
       this.unclaimed[i] = undefined;
-      this.tell(listener, message.kind, message.value);
+      this.tell(listener, message.kind, message.value, message.proof);
     }
   }
 
@@ -119,23 +122,25 @@ export class GrantChannel {
     slot.linger.unref();
   }
 
+  /** `kind|waiter|value[|proof]`; anything else (a message of somebody else's) is dropped. */
   private deliver(message: string): void {
-    const first = message.indexOf('|');
-    const second = message.indexOf('|', first + 1);
-    if (first !== 1 || second < 0) return;
-    const waiter = Number(message.slice(2, second));
-    const value = Number(message.slice(second + 1));
+    const match = /^([gr])\|(\d{1,15})\|(\d{1,16})(?:\|([0-9a-f]{40}))?$/.exec(message);
+    if (!match) return;
+    const [, kind, waiterText, valueText, proof = ''] = match;
+    const waiter = Number(waiterText);
+    const value = Number(valueText);
+    if (!Number.isSafeInteger(value)) return;
     const listener = this.waiters.get(waiter);
     if (listener) {
-      this.tell(listener, message[0]!, value);
+      this.tell(listener, kind!, value, proof);
       return;
     }
-    this.unclaimed[this.nextUnclaimed] = { waiter, kind: message[0]!, value };
+    this.unclaimed[this.nextUnclaimed] = { waiter, kind: kind!, value, proof };
     this.nextUnclaimed = (this.nextUnclaimed + 1) % UNCLAIMED_KEPT;
   }
 
-  private tell(listener: GrantListener, kind: string, value: number): void {
-    if (kind === 'g') listener.granted(value);
+  private tell(listener: GrantListener, kind: string, value: number, proof: string): void {
+    if (kind === 'g') listener.granted(value, proof);
     else if (kind === 'r') listener.recheck(value);
   }
 }

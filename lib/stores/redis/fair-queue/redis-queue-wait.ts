@@ -2,20 +2,12 @@ import { LockStoreUnavailableError } from '../../../errors/lock-store-unavailabl
 import { Wake } from '../../../support/wake.js';
 import type { QueuedAcquireOutcome, QueuedAcquireRequest } from '../../lock-store.interface.js';
 import type { GrantListener } from '../channels/grant-channel.js';
+import { grantProof, QUEUE_HEARTBEAT_MS } from '../scripts/queue.lua.js';
 import type { SentCommand } from '../commands/redis-commands.js';
 import type { ContendedKeys } from './contended-keys.js';
 import type { FairQueueContext } from './fair-queue-context.js';
 import { QueueCalls } from './redis-queue-calls.js';
 import { retryDelayMs } from '../../../support/retry-delay.js';
-
-/**
- * A waiter's heartbeat lease: a waiter that died stands in line no longer than this, plus one look at the
- * queue of the waiter behind it. One that dies just before its heartbeat runs out can still be handed the
- * key, which it then holds for one more heartbeat (the hand-off's TTL counts from the hand-off, on the
- * server, rather than from the entry's deadline, which would mix two machines' clocks): the queue stalls
- * for at most about twice this plus one look. Shorter leases use their own length.
- */
-export const QUEUE_HEARTBEAT_MS = 2_000;
 
 /** One acquisition's wait in one key's queue. */
 export class QueueWait implements GrantListener {
@@ -62,10 +54,11 @@ export class QueueWait implements GrantListener {
     return (this.sleeper ??= new Wake());
   }
 
-  granted(fencingToken: number): void {
-    // After a clean-up took a place back (or the place was lost), an announcement may be for that place's
-    // grant, released since: only a look at the key tells.
-    if (this.verifyGrants) return this.recheck(0);
+  granted(fencingToken: number, proof: string): void {
+    // A message the store did not send (anybody may publish on the channel) only wakes the waiter: a look
+    // at the key decides. So does an announcement after a clean-up took a place back (or the place was
+    // lost): it may be for that place's grant, released since.
+    if (this.verifyGrants || fencingToken <= 0 || proof !== grantProof(this.request.token, fencingToken)) return this.recheck(0);
     this.handedFence = fencingToken;
     this.wake.fire();
   }
@@ -184,7 +177,7 @@ export class QueueWait implements GrantListener {
     this.attempts++;
     let reply;
     try {
-      reply = await this.calls.check(this.entry(), this.lateReply);
+      reply = await this.calls.check(this.calls.entry(), this.lateReply);
     } catch (error) {
       this.failed(error);
       this.nextCheckAt = Date.now() + this.backoffMs();
@@ -237,9 +230,8 @@ export class QueueWait implements GrantListener {
   }
 
   /**
-   * A call whose outcome is unknown: when Redis answers it after all (a stall, a pause, a slow failover),
-   * a wait that has ended without a grant by then gives back whatever the late call left its token (a
-   * grant, a hand-off). Each release is sent once that call has run, and is token-checked.
+   * A call whose outcome is unknown: once Redis answers it after all (a stall, a slow failover), a wait
+   * that ended without a grant gives back what it left its token, token-checked, after it ran.
    */
   private readonly lateReply = (call: SentCommand): void => {
     this.uncertain = true;
@@ -293,10 +285,6 @@ export class QueueWait implements GrantListener {
     this.queued = false;
     this.handedFence = undefined;
     return { result: { acquired: true, fencingToken }, attempts: this.attempts, leaseStartedAt, ...(grantedTtlMs === undefined ? {} : { grantedTtlMs }) };
-  }
-
-  private entry(): string {
-    return this.calls.entry();
   }
 
   private checkEveryMs(): number {

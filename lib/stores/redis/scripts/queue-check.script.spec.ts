@@ -3,6 +3,7 @@ import { RedisCommands } from '../commands/redis-commands';
 import { createRedisConnection } from '../connection/redis-client.factory';
 import { parseLockValue } from './lock-value';
 import { QUEUE_CHECK_SCRIPT, type QueueCheckReply } from './queue-check.script';
+import { grantProof } from './queue.lua';
 
 /** Against the run's real Redis (REDIS_URL, started by the Jest global setup). */
 describe('queue-check script', () => {
@@ -59,7 +60,8 @@ describe('queue-check script', () => {
       expect(await check(lock, 'me', queueEntry('me'))).toMatchObject({ status: 'waiting', position: 1 });
       const stored = parseLockValue((await redis.get(lock.lockKey))!);
       expect(stored).toMatchObject({ flag: 'q', token: 'ahead' });
-      expect(await told).toBe(`g|w1|${stored!.fencingToken}`);
+      // The fencing token and its proof: the SHA1 of the waiter's token and the fence, which only the store sends.
+      expect(await told).toBe(`g|w1|${stored!.fencingToken}|${grantProof('ahead', stored!.fencingToken)}`);
     } finally {
       ahead.close();
     }

@@ -37,7 +37,7 @@ describe('queue-leave script', () => {
       const told = next.next();
       expect(await leave(lock, 'me')).toBeUndefined();
       expect(parseLockValue((await redis.get(lock.lockKey))!)?.token).toBe('next');
-      expect(await told).toMatch(/^g\|w1\|\d+$/);
+      expect(await told).toMatch(/^g\|w1\|\d+\|[0-9a-f]{40}$/);
     } finally {
       next.close();
     }

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { nextFenceLua } from './fence.lua.js';
 import { RESERVED_KEY_PREFIX } from '../../../keys/lock-key.js';
 
@@ -14,7 +15,7 @@ import { RESERVED_KEY_PREFIX } from '../../../keys/lock-key.js';
  *   store's grant channel and `waiter` the wait within it. The list's own TTL
  *   ({@link QUEUE_TTL_MS}) is renewed by every queue check and now and then by hand-offs: a queue whose
  *   waiters all crashed goes away.
- * - `<prefix>#granted:{tag}<instance>`, the channel on which an instance hears about grants (`g|waiter|fence`)
+ * - `<prefix>#granted:{tag}<instance>`, the channel on which an instance hears about grants (`g|waiter|fence|proof`)
  *   and about when to look again (`r|waiter|ms`) for its waiters of this hash slot.
  * - `<prefix>#fence:{tag}`, the slot's fencing counter (see fence.lua.ts).
  *
@@ -32,6 +33,15 @@ export interface QueueKeys {
   readonly fenceKey: string;
   readonly queueKey: string;
 }
+
+/**
+ * A waiter's heartbeat lease: a waiter that died stands in line no longer than this, plus one look at the
+ * queue of the waiter behind it. One that dies just before its heartbeat runs out can still be handed the
+ * key, which it then holds for one more heartbeat (the hand-off's TTL counts from the hand-off, on the
+ * server, rather than from the entry's deadline, which would mix two machines' clocks): the queue stalls
+ * for at most about twice this plus one look. Shorter leases use their own length.
+ */
+export const QUEUE_HEARTBEAT_MS = 2_000;
 
 /**
  * How long a queue nobody touches lives on: every live waiter renews it at each look at the queue (at
@@ -74,7 +84,8 @@ export interface HandOffNames {
  * Lua that hands a free lock key to the first live waiter of the queue (expects the locals of
  * {@link queueNamesLua}): entries are popped until one whose heartbeat deadline has not passed on the
  * caller's clock; that waiter gets the key with a fresh fencing token and a TTL of its hand-off TTL, in the
- * same step, and is told on its instance's grant channel (`g|waiter|fence`). Sets `handedTo` to the token
+ * same step, and is told on its instance's grant channel (`g|waiter|fence|proof`, see {@link grantProof}).
+ * Sets `handedTo` to the token
  * the key went to (nil when the queue held nobody alive) and `handedFence` to its fencing token.
  */
 export function handOffLua(names: HandOffNames): string {
@@ -83,10 +94,10 @@ export function handOffLua(names: HandOffNames): string {
         redis.call('SET', ${names.lockKey}, 'q' .. token .. '|' .. fence .. '|' .. holder, 'PX', ${names.self.leaseMs})
       else
         redis.call('SET', ${names.lockKey}, 'q' .. token .. '|' .. fence .. '|' .. holder, 'PX', ttl)
-        redis.call('${names.publish}', grants .. instance, 'g|' .. waiter .. '|' .. fence)
+        redis.call('${names.publish}', grants .. instance, 'g|' .. waiter .. '|' .. fence .. '|' .. redis.sha1hex(token .. '|' .. fence))
       end`
     : `redis.call('SET', ${names.lockKey}, 'q' .. token .. '|' .. fence .. '|' .. holder, 'PX', ttl)
-      redis.call('${names.publish}', grants .. instance, 'g|' .. waiter .. '|' .. fence)`;
+      redis.call('${names.publish}', grants .. instance, 'g|' .. waiter .. '|' .. fence .. '|' .. redis.sha1hex(token .. '|' .. fence))`;
   return `
   local handedTo, handedFence
   local now = math.floor(tonumber(${names.clock}) / 1000)
@@ -117,4 +128,14 @@ export function recheckFirstLua(publish: string, delayMs: string): string {
     local _, _, instance, waiter = string.match(first, '${QUEUE_ENTRY_PATTERN}')
     if instance then redis.call('${publish}', grants .. instance, 'r|' .. waiter .. '|' .. ${delayMs}) end
   end`;
+}
+
+/**
+ * What a hand-off message carries besides the fencing token: the SHA1 of `<token>|<fence>`, which the
+ * script computes and only the waiter (who knows its token, a secret) can check. Anybody who may publish
+ * on the channel can send a message; nobody who cannot read the queue can make one that passes (see
+ * docs/security.md). A message that does not pass only wakes the waiter for a look at the key.
+ */
+export function grantProof(token: string, fencingToken: number): string {
+  return createHash('sha1').update(`${token}|${fencingToken}`).digest('hex');
 }

@@ -3,6 +3,7 @@ import { RedisCommands } from '../commands/redis-commands';
 import { createRedisConnection } from '../connection/redis-client.factory';
 import { parseLockValue } from './lock-value';
 import { RELEASE_SCRIPT } from './release.script';
+import { grantProof } from './queue.lua';
 
 /** Against the run's real Redis (REDIS_URL, started by the Jest global setup). */
 describe('release script', () => {
@@ -76,7 +77,7 @@ describe('release script', () => {
       // A TTL, and the waiter's hand-off one (-1, no TTL at all, would keep the key for good).
       expect(handedTtl).toBeGreaterThan(0);
       expect(handedTtl).toBeLessThanOrEqual(1_500);
-      expect(await told).toBe(`g|w7|${stored!.fencingToken}`);
+      expect(await told).toBe(`g|w7|${stored!.fencingToken}|${grantProof('next', stored!.fencingToken)}`);
       expect(await redis.lrange(lock.queueKey, 0, -1)).toEqual([later]);
       expect(others.flatMap((channel) => channel.messages)).toEqual([]);
     } finally {
