@@ -5,6 +5,8 @@ import { startRedisServer, type RedisServer } from '../../scripts/servers/redis-
 import { redisUrl, testPrefix } from '../support/test-prefix';
 
 function aborted(signal: AbortSignal): Promise<unknown> {
+  // Lost already (a renewal may have found the key gone before the listener is added): resolve at once.
+  if (signal.aborted) return Promise.resolve(signal.reason);
   return new Promise((resolve) => signal.addEventListener('abort', () => resolve(signal.reason), { once: true }));
 }
 

@@ -5,6 +5,8 @@ import { createLockApp, type LockApp } from '../support/lock-app';
 import { TcpProxy } from '../support/tcp-proxy';
 import { redisUrl, testPrefix } from '../support/test-prefix';
 import { releaseScriptFor } from '../../lib/stores/redis/scripts/release.script';
+import { createRedisConnection } from '../../lib/stores/redis/connection/redis-client.factory';
+import { redactUrl } from '../../lib/stores/redis/connection/redis-connection.option';
 
 const prefix = testPrefix(__filename);
 
@@ -20,7 +22,7 @@ async function startupError(options: LockModuleOptions): Promise<unknown> {
 
 describe('the redis option is checked at startup', () => {
   it.each<[string, unknown, RegExp]>([
-    ['node-redis url form with a bad URL', { url: 'http://user:pw@host' }, /"redis\.url" = "http:\/\/\*\*\*@host"/],
+    ['node-redis url form with a bad URL', { url: 'http://user:pw@host' }, /"redis\.url" = "\*\*\*": expected a redis:\/\/ or rediss:\/\/ URL/],
     ['node-redis socket options', { socket: { host: 'redis.internal', port: 6380 } }, /"redis\.socket".*use host, port and tls/],
     ['node-redis database', { host: '127.0.0.1', database: 2 }, /"redis\.database".*use db/],
     ['an ioredis keyPrefix', { host: '127.0.0.1', keyPrefix: 'app:' }, /"redis\.keyPrefix".*module's keyPrefix/],
@@ -33,6 +35,30 @@ describe('the redis option is checked at startup', () => {
     const error = await startupError({ redis: redis as LockModuleOptions['redis'], keyPrefix: prefix });
     expect(error).toBeInstanceOf(LockConfigError);
     expect((error as Error).message).toMatch(message);
+  });
+
+  it.each<[string, unknown, RegExp]>([
+    ['a comma-separated list of nodes in one URL (a natural Cluster guess)', 'redis://10.0.0.1:6379,10.0.0.2:6379', /"redis" = "\*\*\*".*\{ cluster: \[seed nodes\] \}/],
+    ['a Sentinel URL', 'redis+sentinel://127.0.0.1:26379/mymaster', /"redis".*\{ sentinels: \[\{ host, port \}\], name \}/],
+    ['a schemeless address with credentials', 'app:p@ss@cache:6379', /"redis" = "\*\*\*"/],
+    ['a URL with a leading space', ' redis://app:secret@cache:6379', /"redis" = "\*\*\*"/],
+  ])('rejects %s at startup with LockConfigError, printing no part of the value', async (_, redis, message) => {
+    const error = await startupError({ redis: redis as string, keyPrefix: prefix });
+    expect(error).toBeInstanceOf(LockConfigError);
+    expect((error as Error).message).toMatch(message);
+    expect((error as Error).message).not.toMatch(/p@ss|secret|10\.0\.0/);
+  });
+
+  it('names a server by host and port only, whatever its password contains', () => {
+    const connection = createRedisConnection({ cluster: ['redis://user:p@ss@127.0.0.1:7000'] });
+    try {
+      expect(connection.server()).toBe('Redis Cluster (seeds 127.0.0.1:7000)');
+      expect(redactUrl('redis://user:p@ss@cache:6379/0')).toBe('redis://***@cache:6379/0');
+      expect(redactUrl('redis://cache:6379')).toBe('redis://cache:6379');
+      expect(redactUrl('not a url with p@ss')).toBe('***');
+    } finally {
+      void connection.close();
+    }
   });
 
   it.each<[string, Partial<LockModuleOptions>, RegExp]>([

@@ -1,5 +1,6 @@
 import type { Cluster, ClusterOptions, Redis, RedisOptions } from 'ioredis';
 import { LockConfigError } from '../../../errors/lock-config.error.js';
+import { redactOptionValue } from '../../../support/redact-option-value.js';
 import type { RedisClient } from './redis-client.js';
 
 /** One seed node of a Cluster: `redis://host:port` (`rediss://` for TLS), `host:port`, or `{ host, port }`. */
@@ -89,7 +90,7 @@ function assertClusterOption(option: Record<string, unknown>): void {
     if (typeof seed === 'string') {
       if (/^rediss?:\/\//.test(seed)) return assertRedisUrl(name, seed);
       if (/^[^\s/:]+:\d{1,5}$/.test(seed)) return;
-      throw new LockConfigError(name, redactUrl(seed), 'a redis:// or rediss:// URL, or "host:port"');
+      throw new LockConfigError(name, redactOptionValue(seed), 'a redis:// or rediss:// URL, or "host:port" (the value is not shown: it may hold a password)');
     }
     if (isPlainObject(seed) && typeof seed.host === 'string' && Number.isInteger(seed.port)) return;
     throw new LockConfigError(name, seed, 'a redis:// URL, "host:port" or { host, port }');
@@ -154,14 +155,43 @@ function rejectForeignOptions(name: string, options: Record<string, unknown>): v
   }
 }
 
+/**
+ * A URL ioredis can connect to: `redis://` or `rediss://`, one host, a numeric port if any. A refused one is
+ * masked whole (it may carry a password anywhere), and the message points at the form that was meant.
+ */
 function assertRedisUrl(name: string, url: unknown): void {
-  if (typeof url === 'string' && /^rediss?:\/\/[^\s]+$/.test(url)) return;
-  throw new LockConfigError(name, typeof url === 'string' ? redactUrl(url) : url, 'a redis:// or rediss:// URL');
+  if (typeof url === 'string' && parsedRedisUrl(url)) return;
+  let expected = 'a redis:// or rediss:// URL of one server (the value is not shown: it may hold a password)';
+  if (typeof url === 'string' && /^\s*redis(s|\+sentinel)?:\/\/[^/]*,/.test(url)) {
+    expected += '; several nodes of a Redis Cluster are { cluster: [seed nodes] }, a Sentinel group { sentinels: [{ host, port }], name }';
+  } else if (typeof url === 'string' && /^\s*redis(s)?\+sentinel:/i.test(url)) {
+    expected += '; for Sentinel, give ioredis options: { sentinels: [{ host, port }], name }';
+  }
+  throw new LockConfigError(name, typeof url === 'string' ? redactOptionValue(url) : url, expected);
 }
 
-/** `scheme://user:secret@host` → `scheme://***@host`: a config error must not print a password. */
+/** The URL if it is one ioredis can connect to, else undefined (see {@link assertRedisUrl}). */
+function parsedRedisUrl(url: string): URL | undefined {
+  if (!/^rediss?:\/\/\S+$/.test(url)) return undefined;
+  try {
+    const parsed = new URL(url);
+    if (parsed.hostname === '' || (parsed.port !== '' && !/^\d{1,5}$/.test(parsed.port))) return undefined;
+    return parsed;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * `scheme://user:secret@host:port/db` → `scheme://***@host:port/db`, read by URL fields (the user-info ends
+ * at the last `@` before the host, as ioredis reads it, whatever the password contains); the query, which
+ * may carry a password too, is dropped. Anything that is not such a URL is masked whole.
+ */
 export function redactUrl(url: string): string {
-  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^@/]*@/i, '$1***@');
+  const parsed = parsedRedisUrl(url);
+  if (!parsed) return redactOptionValue(url) as string;
+  const credentials = parsed.username || parsed.password ? '***@' : '';
+  return `${parsed.protocol}//${credentials}${parsed.host}${parsed.pathname === '/' ? '' : parsed.pathname}`;
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {

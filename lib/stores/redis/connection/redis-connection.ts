@@ -183,9 +183,15 @@ export async function closeRedisClient(client: RedisClient, timeoutMs: number): 
   client.disconnect();
 }
 
+/** A seed as host:port: never its user-info, which ends at the last `@` before the host, as ioredis reads it. */
 function describeSeed(seed: string | { host?: string; port?: number }): string {
   if (typeof seed !== 'string') return `${seed.host ?? 'localhost'}:${seed.port ?? 6379}`;
-  return seed.replace(/^rediss?:\/\/(?:[^@/]*@)?/, '').replace(/\/.*$/, '');
+  try {
+    const { host } = new URL(/^rediss?:\/\//.test(seed) ? seed : `redis://${seed}`);
+    return host || '***';
+  } catch {
+    return '***';
+  }
 }
 
 function ignore(): void {}
