@@ -33,6 +33,10 @@ export function describeLockStoreContract(name: string, create: () => Promise<Co
       await subject.cleanup?.();
     });
 
+    it('refuses an empty ownership token (anybody could guess it)', async () => {
+      await expect(store.acquire(`empty-token-${Math.random()}`, '', 1_000, 'test')).rejects.toBeInstanceOf(TypeError);
+    });
+
     it('grants a free key with a positive integer fencing token', async () => {
       const result = await store.acquire(key(), token(), 10_000, 'test');
       expect(result.acquired).toBe(true);

@@ -24,6 +24,7 @@ import { EtcdStoreContext } from './etcd-store-context.js';
 import { acquireTxn } from './txns/acquire.txn.js';
 import { leaseTtl } from './txns/leases.rpc.js';
 import { releaseTxn } from './txns/release.txn.js';
+import { assertOwnershipToken } from '../ownership-token.js';
 
 export interface EtcdLockStoreOptions {
   readonly keyPrefix: string;
@@ -69,6 +70,7 @@ export class EtcdLockStore implements LockStore {
   }
 
   async acquire(key: string, token: string, leaseMs: number, holder: string): Promise<AcquireResult> {
+    assertOwnershipToken(token);
     const { rpc, commands, layout } = this.context;
     const sentAt = Date.now();
     const lease = await this.context.grantLease('acquire', key, leaseMs);
@@ -93,6 +95,11 @@ export class EtcdLockStore implements LockStore {
   }
 
   acquireQueued(request: QueuedAcquireRequest): Promise<QueuedAcquireOutcome> {
+    try {
+      assertOwnershipToken(request.token);
+    } catch (error) {
+      return Promise.reject(error);
+    }
     // Closing the store ends every wait at once (with a store error), so shutdown never waits for waitMs.
     // The store-lifetime signal is followed only while this wait lasts: it would collect a listener per wait.
     const followed = request.signal ? followSignals(request.signal, this.closing.signal) : undefined;

@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { processWide } from '../../support/process-wide.js';
 import { globToRegExp } from '../key-glob.js';
+import { assertOwnershipToken } from '../ownership-token.js';
 import type { AcquireResult, ForceReleaseResult, HeldLock, LockStore, RenewOutcome, RenewRequest } from '../lock-store.interface.js';
 
 interface MemoryEntry {
@@ -62,6 +63,7 @@ export class MemoryLockStore implements LockStore {
   }
 
   async acquire(key: string, token: string, leaseMs: number, holder: string): Promise<AcquireResult> {
+    assertOwnershipToken(token);
     const ns = this.namespace;
     if (++ns.acquisitions % SWEEP_EVERY === 0) this.sweep();
     const now = Date.now();

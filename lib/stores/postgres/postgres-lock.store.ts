@@ -13,6 +13,7 @@ import { likePattern, PostgresLockQueries, type SqlStatement } from './postgres-
 import { PostgresLockTable } from './postgres-lock-table.js';
 import { resolveStoreOptions, type PostgresLockStoreOptions, type ResolvedStoreOptions } from './postgres-lock-store.options.js';
 import { PostgresReleaseListener } from './postgres-release.listener.js';
+import { assertOwnershipToken } from '../ownership-token.js';
 
 /** Rows deleted per sweep statement, so each stays short; a sweep repeats until a batch comes back short. */
 const SWEEP_BATCH = 1000;
@@ -53,6 +54,7 @@ export class PostgresLockStore implements LockStore {
   }
 
   async acquire(key: string, token: string, leaseMs: number, holder: string): Promise<AcquireResult> {
+    assertOwnershipToken(token);
     const name = this.name(key);
     const pending = this.ready().then(() => this.queries.acquire(this.connection.pool, name, token, leaseMs, holder));
     // Without an answer the statement may still commit, on its connection, after a clean-up sent on

@@ -87,14 +87,14 @@ export class RedisLockStore implements LockStore {
         release: (key, token) => this.release(key, token, 0),
       });
       this.acquireQueued = (request) => {
-        if (request.token.includes(LOCK_VALUE_SEPARATOR)) return Promise.reject(tokenError(request.token));
+        if (request.token === '' || request.token.includes(LOCK_VALUE_SEPARATOR)) return Promise.reject(tokenError(request.token));
         return queue.acquire(request);
       };
     }
   }
 
   acquire(key: string, token: string, leaseMs: number, holder: string): Promise<AcquireResult> {
-    if (token.includes(LOCK_VALUE_SEPARATOR)) return Promise.reject(tokenError(token));
+    if (token === '' || token.includes(LOCK_VALUE_SEPARATOR)) return Promise.reject(tokenError(token));
     const lockKey = this.layout.lockKey(key);
     if (this.fair) {
       // A single attempt that respects the queue: while waiters stand in line, it is turned away.
@@ -239,6 +239,7 @@ export class RedisLockStore implements LockStore {
 
 /** Tokens are written into the lock value between separators (see scripts/lock-value.ts). */
 function tokenError(token: string): Error {
+  if (token === '') return new TypeError('An ownership token must be a non-empty string (LockService makes a random one per acquisition).');
   return new TypeError(`An ownership token must not contain "${LOCK_VALUE_SEPARATOR}" (got one of ${token.length} characters).`);
 }
 

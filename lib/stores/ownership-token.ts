@@ -1,0 +1,9 @@
+/**
+ * Every store's first check of an acquisition: the ownership token is what proves a lease is one's own
+ * (release, renew, extend compare it), so an empty one, which any caller can guess, is refused.
+ */
+export function assertOwnershipToken(token: unknown): asserts token is string {
+  if (typeof token !== 'string' || token.length === 0) {
+    throw new TypeError('An ownership token must be a non-empty string (LockService makes a random one per acquisition).');
+  }
+}
