@@ -4,6 +4,8 @@
 //
 //   npm run test:consumers            REDIS_URL=redis://host:6379 npm run test:consumers
 //   node scripts/consumers/run.mjs --keep    (leaves the work dir in place for inspection)
+//   CONSUMERS_TARBALL=/path/pkg.tgz node scripts/consumers/run.mjs   (checks that package, no build)
+// The Node running this script is the one the consumers run on (npm, tsc, Jest, the apps).
 import { spawn } from 'node:child_process';
 import {
   accessSync,
@@ -19,7 +21,7 @@ import {
 } from 'node:fs';
 import { createConnection, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { delimiter, dirname, join } from 'node:path';
+import { basename, delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -71,8 +73,12 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
 
 // When this runs as `npm run test:consumers`, npm exports the repo as its local prefix; a nested npm must
 // find its own project from its working directory instead, and package/lifecycle variables describe ours.
+// The Node running this script is the one under test (CI runs it once per Node version): its directory goes
+// first on PATH, so the `npm` spawned below (a `#!/usr/bin/env node` script), the consumers' `node` and their
+// npm scripts all run on it, not on whatever `node` the machine has.
 function childEnv(extra = {}) {
   const env = { ...process.env, ...extra };
+  env.PATH = [dirname(process.execPath), ...(env.PATH ?? '').split(delimiter).filter(Boolean)].join(delimiter);
   const ours = ['npm_config_local_prefix', 'npm_command', 'INIT_CWD'];
   for (const name of Object.keys(env)) {
     if (/^npm_(package|lifecycle)_/.test(name) || ours.includes(name)) delete env[name];
@@ -251,17 +257,33 @@ async function main() {
   const redisUrl = externalRedis ?? (await startRedis());
   console.log(`test:consumers: Redis ${externalRedis ? 'from REDIS_URL' : `private at ${redisUrl}`}, work dir ${workDir}`);
 
-  const build = await run('npm', ['run', 'build'], { cwd: ROOT, timeoutMs: 120_000 });
-  if (build.code !== 0) fail(`npm run build exited ${build.code}`);
-  const pack = await run('npm', ['pack', '--json', '--pack-destination', workDir], {
-    cwd: ROOT,
-    log: createWriteStream(join(workDir, 'pack.log')),
-    timeoutMs: 60_000,
-  });
-  if (pack.code !== 0) fail(`npm pack exited ${pack.code} (see ${join(workDir, 'pack.log')})`);
-  const [{ filename, entryCount }] = JSON.parse(pack.stdout);
-  const tarball = join(workDir, filename);
-  console.log(`test:consumers: packed ${filename} (${entryCount} files); installing consumers...`);
+  // `npm version` outside a package reports the runtime npm itself runs on: it must be this script's Node.
+  const versions = await run('npm', ['version', '--json'], { cwd: workDir, log: createWriteStream(join(workDir, 'versions.log')), timeoutMs: 60_000 });
+  const npmNode = versions.code === 0 ? JSON.parse(versions.stdout).node : undefined;
+  if (npmNode !== process.versions.node) {
+    fail(`npm runs on Node ${npmNode ?? '?'}, not on this script's ${process.version} (${process.execPath})`);
+  }
+  console.log(`test:consumers: Node ${process.version} (${process.execPath}), npm ${JSON.parse(versions.stdout).npm}`);
+
+  let tarball;
+  if (process.env.CONSUMERS_TARBALL) {
+    // The CI's Node matrix packs once and checks that same package on every Node version.
+    tarball = join(workDir, basename(process.env.CONSUMERS_TARBALL));
+    cpSync(process.env.CONSUMERS_TARBALL, tarball);
+    console.log(`test:consumers: using ${process.env.CONSUMERS_TARBALL} (CONSUMERS_TARBALL); installing consumers...`);
+  } else {
+    const build = await run('npm', ['run', 'build'], { cwd: ROOT, timeoutMs: 120_000 });
+    if (build.code !== 0) fail(`npm run build exited ${build.code}`);
+    const pack = await run('npm', ['pack', '--json', '--pack-destination', workDir], {
+      cwd: ROOT,
+      log: createWriteStream(join(workDir, 'pack.log')),
+      timeoutMs: 60_000,
+    });
+    if (pack.code !== 0) fail(`npm pack exited ${pack.code} (see ${join(workDir, 'pack.log')})`);
+    const [{ filename, entryCount }] = JSON.parse(pack.stdout);
+    tarball = join(workDir, filename);
+    console.log(`test:consumers: packed ${filename} (${entryCount} files); installing consumers...`);
+  }
 
   // Installs are mostly network waits and the checks are short, so both consumers run side by side.
   const results = await Promise.all(CONSUMERS.map((name) => checkConsumer(name, tarball, redisUrl)));
