@@ -103,7 +103,7 @@ export function workloadKeys(def: TortureCase): WorkloadKeys {
   const hot = [1, 2, 3].map((i) => (def.hashTagged ? `{hot}:${i}` : `hot:${i}`));
   return {
     hot,
-    warm: Array.from({ length: 6 }, (_, i) => `warm:${i + 1}`),
+    warmSlots: 3,
     cold: Array.from({ length: 40 }, (_, i) => `cold:${i + 1}`),
   };
 }

@@ -14,6 +14,7 @@ import { LockSampler } from './sampler/lock-sampler';
 import { startTopology } from './topology/start-topology';
 import { hold, type Topology } from './topology/topology';
 import { PostgresFencedRegister } from './worker/fenced-register';
+import { allWarmKeys } from './worker/worker-config';
 
 export interface RunOptions {
   /** Length of the workload, in minutes (the run adds start-up and drain). */
@@ -64,7 +65,7 @@ export async function runCase(def: TortureCase, seed: number, options: RunOption
     const started = topology;
     let register: { kind: 'redis'; url: string; prefix: string } | { kind: 'postgres'; url: string };
     if (started.registerUrl) {
-      await PostgresFencedRegister.prepare(started.registerUrl, [...keys.hot, ...keys.warm, ...keys.cold]);
+      await PostgresFencedRegister.prepare(started.registerUrl, [...keys.hot, ...allWarmKeys(keys), ...keys.cold]);
       register = { kind: 'postgres', url: started.registerUrl };
     } else {
       registerServer = await startRedisServer();
@@ -100,6 +101,7 @@ export async function runCase(def: TortureCase, seed: number, options: RunOption
     await fleet.startAll();
     sampler.start();
     const startedAt = Date.now();
+    record({ type: 'run', what: 'workload-start', case: def.name, seed });
     log(`${def.name} seed ${seed}: workload for ${runMs} ms, ${plan.length} fault(s)`);
     await runFaults(plan, { ...started.injectors, ...fleet.injectors(Math.max(...def.leaseMs)) }, startedAt, record);
     const left = startedAt + runMs - Date.now();

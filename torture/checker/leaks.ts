@@ -4,7 +4,7 @@ import type { Interval } from './intervals';
 import type { Model } from './model';
 import { storeEnd } from './liveness';
 import type { Violation } from './violation';
-import { storeDisturbances } from './windows';
+import { storeDisturbances, storeFaults } from './windows';
 
 /**
  * Until when the store may show `lock` (seen first at `firstSeen`): a lock of a recorded grant until that
@@ -12,11 +12,11 @@ import { storeDisturbances } from './windows';
  * command timeout plus slack after it was first seen or after the store settled from the fault around it;
  * a lock of a process that was frozen or killed until that process ran again, or its lease ran out.
  */
-function allowedUntil(model: Model, bounds: Bounds, disturbed: readonly Interval[], lock: HeldLockSample, firstSeen: number): number {
+function allowedUntil(model: Model, bounds: Bounds, faults: readonly Interval[], lock: HeldLockSample, firstSeen: number): number {
   const hold = model.holds.find((h) => h.key === lock.key && h.fence === lock.fence);
   if (hold) return storeEnd(hold, bounds, model.runEnd);
   let until = firstSeen + bounds.orphanMs;
-  for (const d of disturbed) if (d.from <= firstSeen + bounds.slackMs && d.to >= firstSeen - bounds.orphanMs) until = Math.max(until, d.to + bounds.orphanMs);
+  for (const f of faults) if (f.from <= firstSeen + bounds.slackMs && f.to >= firstSeen - bounds.orphanMs) until = Math.max(until, f.to + bounds.orphanMs);
   const proc = model.procs.get(lock.holder);
   for (const p of proc?.pauses ?? []) if (p.from <= until) until = Math.max(until, Math.min(p.to + bounds.orphanMs, p.from + bounds.leaseMaxMs + bounds.slackMs));
   if (proc?.killedAt !== undefined && proc.killedAt <= until) until = Math.max(until, proc.killedAt + bounds.leaseMaxMs + bounds.queueMs + bounds.slackMs);
@@ -33,6 +33,7 @@ function allowedUntil(model: Model, bounds: Bounds, disturbed: readonly Interval
 export function checkLeaks(model: Model, bounds: Bounds): Violation[] {
   const violations: Violation[] = [];
   const disturbed = storeDisturbances(model, bounds);
+  const faults = storeFaults(model);
   const firstSeen = new Map<string, number>();
   const reported = new Set<string>();
   for (const sample of model.samples) {
@@ -40,7 +41,7 @@ export function checkLeaks(model: Model, bounds: Bounds): Violation[] {
       const id = `${lock.key}#${lock.fence}`;
       if (!firstSeen.has(id)) firstSeen.set(id, sample.start);
       if (reported.has(id)) continue;
-      const until = allowedUntil(model, bounds, disturbed, lock, firstSeen.get(id)!);
+      const until = allowedUntil(model, bounds, faults, lock, firstSeen.get(id)!);
       if (sample.start <= until) continue;
       reported.add(id);
       const hold = model.holds.find((h) => h.key === lock.key && h.fence === lock.fence);
@@ -49,7 +50,7 @@ export function checkLeaks(model: Model, bounds: Bounds): Violation[] {
         invariant: 'd',
         key: lock.key,
         at: sample.start,
-        message: `"${lock.key}" still held in the store with fence ${lock.fence}, ${sample.start - until} ms past its bound: ${whose}`,
+        message: `"${lock.key}" still held in the store with fence ${lock.fence}, ${Math.round(sample.start - until)} ms past its bound: ${whose}`,
       });
     }
     for (const queue of sample.queues) {
@@ -62,7 +63,7 @@ export function checkLeaks(model: Model, bounds: Bounds): Violation[] {
         invariant: 'd',
         key: queue.key,
         at: sample.start,
-        message: `fair queue of "${queue.key}" still holds ${queue.entries.length} entr${queue.entries.length === 1 ? 'y' : 'ies'} (${[...new Set(queue.entries.map((e) => e.holder))].join(', ')}) all dead for ${sample.start - deadSince} ms`,
+        message: `fair queue of "${queue.key}" still holds ${queue.entries.length} entr${queue.entries.length === 1 ? 'y' : 'ies'} (${[...new Set(queue.entries.map((e) => e.holder))].join(', ')}) all dead for ${Math.round(sample.start - deadSince)} ms`,
       });
     }
   }

@@ -2,7 +2,7 @@ import type { Bounds } from './bounds';
 import { longestGap, meets, union, type Interval } from './intervals';
 import type { Hold, Model, Op } from './model';
 import type { Violation } from './violation';
-import { storeDisturbances } from './windows';
+import { storeDisturbances, storeFaults } from './windows';
 
 /**
  * Until when the store may legitimately keep `h`'s lock after its holder let go of it: a release goes out
@@ -35,12 +35,13 @@ function settledAfter(disturbed: readonly Interval[], t: number, bounds: Bounds)
  */
 export function busyByKey(model: Model, bounds: Bounds): Map<string, Interval[]> {
   const disturbed = storeDisturbances(model, bounds);
+  const faults = storeFaults(model);
   const raw = new Map<string, Interval[]>();
   const add = (key: string, from: number, to: number): void => void raw.set(key, [...(raw.get(key) ?? []), { from, to }]);
   for (const h of model.holds) add(h.key, h.grantAt - bounds.orphanMs, storeEnd(h, bounds, model.runEnd));
   for (const op of model.ops) {
     const end = op.end ?? model.runEnd;
-    if (op.outcome && op.outcome !== 'ok' && op.outcome !== 'refused') add(op.key, op.start, settledAfter(disturbed, end, bounds) + bounds.orphanMs);
+    if (op.outcome && op.outcome !== 'ok' && op.outcome !== 'refused') add(op.key, op.start, settledAfter(faults, end, bounds) + bounds.orphanMs);
     const proc = model.procs.get(op.actor);
     for (const p of proc?.pauses ?? []) if (p.from <= end && op.start <= p.to) add(op.key, op.start, Math.max(end, p.to) + bounds.orphanMs);
     if (proc?.killedAt !== undefined && proc.killedAt <= end && op.start <= proc.killedAt) {
@@ -89,5 +90,5 @@ function sinceLast(model: Model, op: Op, bounds: Bounds): string {
   if (!before) return 'no grant of the key before it';
   const end = storeEnd(before, bounds, model.runEnd);
   const how = before.killedAt !== undefined ? `killed` : before.releasedAt !== undefined ? 'released' : before.lossAt !== undefined ? `lost (${before.lossReason})` : 'ended';
-  return `last holder ${before.actor} (fence ${before.fence}) ${how}, its bound over ${op.start - end} ms before`;
+  return `last holder ${before.actor} (fence ${before.fence}) ${how}, its bound over ${Math.round(op.start - end)} ms before`;
 }

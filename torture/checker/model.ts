@@ -91,7 +91,8 @@ export interface Model {
   readonly samples: Sample[];
   readonly waits: WaitEvent[];
   readonly unhandled: Array<{ actor: string; t: number; error: string }>;
-  readonly runStart: number;
+  /** When the workload began (all applications up): violation times are printed from here. */
+  runStart: number;
   runEnd: number;
   workloadEnd: number;
 }
@@ -180,6 +181,7 @@ export function buildModel(records: readonly HistoryRecord[]): Model {
         break;
       case 'run':
         if (r.what === 'workload-end') model.workloadEnd = r.t;
+        if (r.what === 'workload-start') model.runStart = r.t;
         break;
       case 'app': {
         let proc = procs.get(r.label);

@@ -15,6 +15,14 @@ export function storeDisturbances(model: Model, bounds: Bounds): Interval[] {
   return union(model.faults.filter((f) => !APP_FAULTS.has(f.kind)).map((f) => ({ from: f.start, to: f.recovered + bounds.recoveryMs })));
 }
 
+/**
+ * Server and network faults from start to recovery, without settling time: a call whose reply was held
+ * up gets it, and must clean up after it, from the moment the store answers again.
+ */
+export function storeFaults(model: Model): Interval[] {
+  return union(model.faults.filter((f) => !APP_FAULTS.has(f.kind)).map((f) => ({ from: f.start, to: f.recovered })));
+}
+
 /** Every fault, the applications' included, with the settling time after it. */
 export function anyFault(model: Model, bounds: Bounds): Interval[] {
   return union(model.faults.map((f) => ({ from: f.start, to: f.recovered + bounds.recoveryMs })));

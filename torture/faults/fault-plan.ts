@@ -29,7 +29,8 @@ export function planFaults(seed: number, def: TortureCase, runMs: number): Plann
 
 function durationFor(kind: FaultKind, def: TortureCase, leaseMax: number, prng: Prng): number {
   // Sentinel fails a primary over after 1.5 s unanswered: a pause meant as a pause stays below that.
-  const stallCap = def.topology === 'sentinel' ? 1_200 : 3_000;
+  // Elsewhere stalls reach past two command timeouts (a call and its clean-up both unanswered).
+  const stallCap = def.topology === 'sentinel' ? 1_200 : 4_000;
   switch (kind) {
     case 'app-pause':
       return prng.chance(0.4) ? leaseMax + prng.int(300, 1_500) : prng.int(200, 1_200);
@@ -38,9 +39,9 @@ function durationFor(kind: FaultKind, def: TortureCase, leaseMax: number, prng: 
     case 'leader-kill':
       return prng.int(300, 1_500);
     case 'server-pause':
-      return prng.int(300, def.topology === 'cluster' ? 1_500 : stallCap);
+      return prng.int(500, def.topology === 'cluster' ? 1_500 : stallCap);
     case 'client-pause':
-      return prng.int(def.topology === 'sentinel' ? 300 : 800, stallCap);
+      return prng.int(def.topology === 'sentinel' ? 300 : 1_500, stallCap);
     case 'debug-sleep':
       return prng.int(500, 2_000);
     case 'slot-migration':

@@ -93,7 +93,7 @@ export type ParentRecord = Base &
         readonly code?: number | null;
         readonly signal?: string | null;
       }
-    | { readonly type: 'run'; readonly what: 'start' | 'workload-end' | 'end'; readonly case: string; readonly seed: number; readonly plan?: unknown }
+    | { readonly type: 'run'; readonly what: 'start' | 'workload-start' | 'workload-end' | 'end'; readonly case: string; readonly seed: number; readonly plan?: unknown }
   );
 
 export type HistoryRecord = WorkerRecord | ParentRecord;

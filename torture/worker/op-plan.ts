@@ -44,13 +44,21 @@ export function isSingleAttempt(kind: OpKind): boolean {
   return SINGLE.has(kind);
 }
 
-export function drawPlan(prng: Prng, mix: Readonly<Partial<Record<OpKind, number>>>, keys: WorkloadKeys, leases: readonly number[]): OpPlan {
+/**
+ * `self` is the process' label: its `pair` operations wait for warm keys of its own (`warm:<label>:<n>`),
+ * which nobody else waits for, while every process makes single attempts on anyone's (the first few
+ * incarnations of each slot). So when a process dies in the middle of a pair, what it left behind on the
+ * key (a lease, a queue) is met by single attempts only, as with a key that only the dead pod's work uses;
+ * a waiter of another process would clean it up and hide what a single attempt would have suffered.
+ */
+export function drawPlan(prng: Prng, mix: Readonly<Partial<Record<OpKind, number>>>, keys: WorkloadKeys, leases: readonly number[], self: string): OpPlan {
   const kind = prng.weighted(mix);
   // All draws happen whatever the kind, in one order: the stream stays aligned across kinds.
   const hotOrCold = prng.chance(0.6) ? prng.pick(keys.hot) : prng.pick(keys.cold);
   const anyKey = prng.weighted({ hot: 2, warm: 1, cold: 1 });
-  const warm = prng.pick(keys.warm);
-  const single = anyKey === 'hot' ? prng.pick(keys.hot) : anyKey === 'warm' ? warm : prng.pick(keys.cold);
+  const warm = `warm:${self}:${prng.int(1, 2)}`;
+  const anyWarm = `warm:a${prng.int(0, keys.warmSlots - 1)}.${prng.int(1, 3)}:${prng.int(1, 2)}`;
+  const single = anyKey === 'hot' ? prng.pick(keys.hot) : anyKey === 'warm' ? anyWarm : prng.pick(keys.cold);
   const otherHot = prng.pick(keys.hot);
   const leaseMs = prng.pick(leases);
   const holdRoll = prng.next();

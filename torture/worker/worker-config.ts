@@ -20,14 +20,21 @@ export interface WorkerConfig {
 }
 
 /**
- * Hot keys every loop fights over; warm keys only the `pair` operation waits for (everyone else makes
- * single attempts on them, so a queue left behind on one is not cleaned up by the next waiter); many cold
- * ones that are mostly free.
+ * Hot keys every loop fights over; warm keys `warm:<label>:<n>` that only their process' `pair`
+ * operation waits for (see `drawPlan`), over `warmSlots` application slots; many cold ones that are
+ * mostly free.
  */
 export interface WorkloadKeys {
   readonly hot: readonly string[];
-  readonly warm: readonly string[];
+  readonly warmSlots: number;
   readonly cold: readonly string[];
+}
+
+/** Every warm key a run can use (the first three incarnations of each slot): PostgreSQL registers need their rows first. */
+export function allWarmKeys(keys: WorkloadKeys): string[] {
+  const out: string[] = [];
+  for (let slot = 0; slot < keys.warmSlots; slot++) for (let inc = 1; inc <= 9; inc++) for (const n of [1, 2]) out.push(`warm:a${slot}.${inc}:${n}`);
+  return out;
 }
 
 export function workerLabel(slot: number, incarnation: number): string {

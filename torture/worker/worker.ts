@@ -63,7 +63,7 @@ async function loop(index: number, register: FencedRegister, transactions: Postg
   // One stream per loop and incarnation: what a loop does next never depends on how far another got.
   const prng = new Prng(config.seed, `${config.caseName}/app${config.slot}.${config.incarnation}/loop${index}`);
   for (let n = 0; !stopping; n++) {
-    const plan = drawPlan(prng, config.mix, config.keys, config.leaseMs);
+    const plan = drawPlan(prng, config.mix, config.keys, config.leaseMs, config.label);
     const app = await current;
     if (stopping) break;
     await runOperation({ app, register, transactions, record, op: `${config.label}:${index}:${n}`, plan });
