@@ -35,23 +35,15 @@ export function checkLeaks(model: Model, bounds: Bounds): Violation[] {
   const disturbed = storeDisturbances(model, bounds);
   const faults = storeFaults(model);
   const firstSeen = new Map<string, number>();
+  // Per lock, the last sample that still showed it past its bound: one violation, with the worst overshoot.
+  const worst = new Map<string, { lock: HeldLockSample; at: number; over: number }>();
   const reported = new Set<string>();
   for (const sample of model.samples) {
     for (const lock of sample.locks) {
       const id = `${lock.key}#${lock.fence}`;
       if (!firstSeen.has(id)) firstSeen.set(id, sample.start);
-      if (reported.has(id)) continue;
       const until = allowedUntil(model, bounds, faults, lock, firstSeen.get(id)!);
-      if (sample.start <= until) continue;
-      reported.add(id);
-      const hold = model.holds.find((h) => h.key === lock.key && h.fence === lock.fence);
-      const whose = hold ? `the grant of ${hold.actor} (${hold.lossReason ? `lost: ${hold.lossReason}` : hold.releasedAt ? 'released' : 'ended'})` : `no recorded grant (holder ${lock.holder})`;
-      violations.push({
-        invariant: 'd',
-        key: lock.key,
-        at: sample.start,
-        message: `"${lock.key}" still held in the store with fence ${lock.fence}, ${Math.round(sample.start - until)} ms past its bound: ${whose}`,
-      });
+      if (sample.start > until) worst.set(id, { lock, at: worst.get(id)?.at ?? sample.start, over: sample.start - until });
     }
     for (const queue of sample.queues) {
       if (queue.entries.length === 0 || reported.has(`queue:${queue.key}`)) continue;
@@ -66,6 +58,11 @@ export function checkLeaks(model: Model, bounds: Bounds): Violation[] {
         message: `fair queue of "${queue.key}" still holds ${queue.entries.length} entr${queue.entries.length === 1 ? 'y' : 'ies'} (${[...new Set(queue.entries.map((e) => e.holder))].join(', ')}) all dead for ${Math.round(sample.start - deadSince)} ms`,
       });
     }
+  }
+  for (const { lock, at, over } of worst.values()) {
+    const hold = model.holds.find((h) => h.key === lock.key && h.fence === lock.fence);
+    const whose = hold ? `the grant of ${hold.actor} (${hold.lossReason ? `lost: ${hold.lossReason}` : hold.releasedAt ? 'released' : 'ended'})` : `no recorded grant (holder ${lock.holder})`;
+    violations.push({ invariant: 'd', key: lock.key, at, message: `"${lock.key}" still held in the store with fence ${lock.fence} up to ${Math.round(over)} ms past its bound: ${whose}` });
   }
   for (const h of model.holds) {
     if (h.releasedAt !== undefined || h.lossAt !== undefined || h.killedAt !== undefined || h.releaseFailedAt !== undefined) continue;

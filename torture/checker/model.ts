@@ -20,6 +20,8 @@ export interface Hold {
   keptMs?: number;
   releaseFailedAt?: number;
   killedAt?: number;
+  /** When the operation that took it ended (its section cannot outlive it). */
+  opEndAt?: number;
   /** Local expiry as the holder knew it over time: grant, each renewal, each extend. */
   readonly expiries: Array<{ t: number; expiresAt: number }>;
   readonly writes: Array<{ t: number; accepted: boolean; read: number; before: number; stored?: number }>;
@@ -158,6 +160,7 @@ export function buildModel(records: readonly HistoryRecord[]): Model {
         const op = ops.get(r.op);
         if (!op) break;
         Object.assign(op, { end: r.t, outcome: r.outcome, error: r.error, option: r.option });
+        for (const h of holds) if (h.op === r.op && h.actor === r.p) h.opEndAt ??= r.t;
         if (r.outcome === 'lost') {
           // The call's LeaseLostError is the loss made visible, for every hold the operation took.
           for (const h of holds) if (h.op === r.op && h.lossAt === undefined && h.releasedAt === undefined) Object.assign(h, { lossAt: r.t, lossReason: r.error });
@@ -207,7 +210,8 @@ export function buildModel(records: readonly HistoryRecord[]): Model {
 
 /** Until when a holder believed it held the key: its section's end, the loss it learnt, or its death. */
 export function believedEnd(h: Hold, runEnd: number): number {
-  return Math.min(h.sectionEndAt ?? Infinity, h.lossAt ?? Infinity, h.killedAt ?? Infinity, h.releasedAt ?? Infinity, runEnd);
+  const ends = [h.sectionEndAt, h.lossAt, h.killedAt, h.releasedAt, h.releaseFailedAt, h.opEndAt];
+  return Math.min(runEnd, ...ends.map((t) => t ?? Infinity));
 }
 
 /** The holder's local expiry as last known at `t`. */

@@ -122,12 +122,17 @@ async function perform(run: OpRun): Promise<void> {
       const [first, second] = [plan.key, plan.key2].sort() as [string, string];
       return app.locks.withLock(first, options, async (outer) => {
         recordGrant(ctx, outer);
-        await app.locks.withLock(second, options, async (inner) => {
-          recordGrant(ctx, inner);
-          const [a, b] = await Promise.all([work(ctx, outer, plan.holdMs, plan.writes, true), work(ctx, inner, plan.holdMs, plan.writes, true)]);
-          recordSectionEnd(ctx, inner, b);
-          recordSectionEnd(ctx, outer, a);
-        });
+        let why = 'second key not acquired';
+        try {
+          await app.locks.withLock(second, options, async (inner) => {
+            recordGrant(ctx, inner);
+            const [a, b] = await Promise.all([work(ctx, outer, plan.holdMs, plan.writes, true), work(ctx, inner, plan.holdMs, plan.writes, true)]);
+            recordSectionEnd(ctx, inner, b);
+            why = a;
+          });
+        } finally {
+          recordSectionEnd(ctx, outer, why);
+        }
       });
     }
     case 'pair':
