@@ -35,12 +35,12 @@ export function check(records: readonly HistoryRecord[], def: TortureCase): Chec
   const model = buildModel(records);
   const bounds = boundsFor(def);
   const found = overlaps(model);
-  const busy = busyByKey(model, bounds);
+  const busy = busyByKey(model, def, bounds);
   const violations = [
     ...checkExclusion(model, def, bounds, found),
     ...checkFencing(model, bounds, found),
     ...checkLiveness(model, bounds, busy),
-    ...checkLeaks(model, bounds),
+    ...checkLeaks(model, def, bounds),
     ...checkLossSeen(model, bounds, found),
     ...checkFalseLoss(model, def, bounds),
     ...checkProcesses(model, bounds),

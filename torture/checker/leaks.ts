@@ -1,10 +1,11 @@
+import type { TortureCase } from '../cases';
 import type { HeldLockSample } from '../history/records';
 import { QUEUE_HEARTBEAT_MS, type Bounds } from './bounds';
 import type { Interval } from './intervals';
 import type { Model } from './model';
 import { storeEnd } from './liveness';
 import type { Violation } from './violation';
-import { storeDisturbances, storeFaults } from './windows';
+import { failoverWindows, storeDisturbances, storeFaults } from './windows';
 
 /**
  * Until when the store may show `lock` (seen first at `firstSeen`): a lock of a recorded grant until that
@@ -12,9 +13,9 @@ import { storeDisturbances, storeFaults } from './windows';
  * command timeout plus slack after it was first seen or after the store settled from the fault around it;
  * a lock of a process that was frozen or killed until that process ran again, or its lease ran out.
  */
-function allowedUntil(model: Model, bounds: Bounds, faults: readonly Interval[], lock: HeldLockSample, firstSeen: number): number {
+function allowedUntil(model: Model, bounds: Bounds, faults: readonly Interval[], windows: readonly Interval[], lock: HeldLockSample, firstSeen: number): number {
   const hold = model.holds.find((h) => h.key === lock.key && h.fence === lock.fence);
-  if (hold) return storeEnd(hold, bounds, model.runEnd);
+  if (hold) return storeEnd(hold, bounds, model.runEnd, windows);
   let until = firstSeen + bounds.orphanMs;
   for (const f of faults) if (f.from <= firstSeen + bounds.slackMs && f.to >= firstSeen - bounds.orphanMs) until = Math.max(until, f.to + bounds.orphanMs);
   const proc = model.procs.get(lock.holder);
@@ -30,10 +31,11 @@ function allowedUntil(model: Model, bounds: Bounds, faults: readonly Interval[],
  * queue bound, outside faults (a stalled store keeps waiters from refreshing their entries); and at the end
  * a lease the run took that was neither released, nor lost visibly, nor its holder killed.
  */
-export function checkLeaks(model: Model, bounds: Bounds): Violation[] {
+export function checkLeaks(model: Model, def: TortureCase, bounds: Bounds): Violation[] {
   const violations: Violation[] = [];
   const disturbed = storeDisturbances(model, bounds);
   const faults = storeFaults(model);
+  const windows = failoverWindows(model, def, bounds);
   const firstSeen = new Map<string, number>();
   // Per lock, the last sample that still showed it past its bound: one violation, with the worst overshoot.
   const worst = new Map<string, { lock: HeldLockSample; at: number; over: number }>();
@@ -42,7 +44,7 @@ export function checkLeaks(model: Model, bounds: Bounds): Violation[] {
     for (const lock of sample.locks) {
       const id = `${lock.key}#${lock.fence}`;
       if (!firstSeen.has(id)) firstSeen.set(id, sample.start);
-      const until = allowedUntil(model, bounds, faults, lock, firstSeen.get(id)!);
+      const until = allowedUntil(model, bounds, faults, windows, lock, firstSeen.get(id)!);
       if (sample.start > until) worst.set(id, { lock, at: worst.get(id)?.at ?? sample.start, over: sample.start - until });
     }
     for (const queue of sample.queues) {

@@ -1,8 +1,9 @@
+import type { TortureCase } from '../cases';
 import type { Bounds } from './bounds';
 import { longestGap, meets, union, type Interval } from './intervals';
 import type { Hold, Model, Op } from './model';
 import type { Violation } from './violation';
-import { storeDisturbances, storeFaults } from './windows';
+import { failoverWindows, storeDisturbances, storeFaults } from './windows';
 
 /**
  * Until when the store may legitimately keep `h`'s lock after its holder let go of it: a release goes out
@@ -10,7 +11,16 @@ import { storeDisturbances, storeFaults } from './windows';
  * key until its TTL (a rejected one means it is already gone); a killed holder's key lives out its lease,
  * and on a fair queue a dead waiter of its can be handed the key for one more heartbeat.
  */
-export function storeEnd(h: Hold, bounds: Bounds, runEnd: number): number {
+export function storeEnd(h: Hold, bounds: Bounds, runEnd: number, windows: readonly Interval[] = []): number {
+  const end = storeEndOutsideFailovers(h, bounds, runEnd);
+  // A release (or the renewal that found the key gone) inside a failover window may have gone to the
+  // demoted primary: the key then lives out its TTL on the new one.
+  const released = Math.min(h.releasedAt ?? Infinity, h.lossAt ?? Infinity, h.releaseFailedAt ?? Infinity);
+  if (released !== Infinity && meets(windows, { from: released, to: released })) return Math.max(end, released + bounds.leaseMaxMs + bounds.slackMs);
+  return end;
+}
+
+function storeEndOutsideFailovers(h: Hold, bounds: Bounds, runEnd: number): number {
   const { slackMs, leaseMaxMs } = bounds;
   if (h.killedAt !== undefined) return h.killedAt + h.leaseMs + slackMs + bounds.queueMs;
   if (h.releasedAt !== undefined) return h.releasedAt + (h.keptMs ?? 0) + slackMs;
@@ -33,12 +43,13 @@ function settledAfter(disturbed: readonly Interval[], t: number, bounds: Bounds)
  * have seen differently (a store error, an abort, a shutdown) until its clean-up had the time to run; every
  * operation of a process frozen or killed in the middle of it; and every fault until it settled.
  */
-export function busyByKey(model: Model, bounds: Bounds): Map<string, Interval[]> {
+export function busyByKey(model: Model, def: TortureCase, bounds: Bounds): Map<string, Interval[]> {
   const disturbed = storeDisturbances(model, bounds);
   const faults = storeFaults(model);
+  const windows = failoverWindows(model, def, bounds);
   const raw = new Map<string, Interval[]>();
   const add = (key: string, from: number, to: number): void => void raw.set(key, [...(raw.get(key) ?? []), { from, to }]);
-  for (const h of model.holds) add(h.key, h.grantAt - bounds.orphanMs, storeEnd(h, bounds, model.runEnd));
+  for (const h of model.holds) add(h.key, h.grantAt - bounds.orphanMs, storeEnd(h, bounds, model.runEnd, windows));
   for (const op of model.ops) {
     const end = op.end ?? model.runEnd;
     if (op.outcome && op.outcome !== 'ok' && op.outcome !== 'refused') add(op.key, op.start, settledAfter(faults, end, bounds) + bounds.orphanMs);
@@ -88,7 +99,7 @@ export function checkLiveness(model: Model, bounds: Bounds, busy: Map<string, In
 function sinceLast(model: Model, op: Op, bounds: Bounds): string {
   const before = model.holds.filter((h) => h.key === op.key && h.grantAt < op.start).sort((x, y) => y.grantAt - x.grantAt)[0];
   if (!before) return 'no grant of the key before it';
-  const end = storeEnd(before, bounds, model.runEnd);
+  const end = storeEndOutsideFailovers(before, bounds, model.runEnd);
   const how = before.killedAt !== undefined ? `killed` : before.releasedAt !== undefined ? 'released' : before.lossAt !== undefined ? `lost (${before.lossReason})` : 'ended';
   return `last holder ${before.actor} (fence ${before.fence}) ${how}, its bound over ${Math.round(op.start - end)} ms before`;
 }

@@ -23,10 +23,21 @@ export type Queryable = Pick<PoolClient, 'query'>;
  * `fencedWrite`, as users' own resources do, so a refused write is a `StaleFencingTokenError`.
  */
 export interface FencedRegister {
-  read(key: string, via?: Queryable): Promise<number>;
+  /**
+   * The value, or undefined when a newer fence has already been here. On Redis the read is fenced too
+   * (it raises the stored fence to the reader's): once a newer holder has read, an older one can neither
+   * read nor write, so an overlap that the register fences cannot lose an update either.
+   */
+  read(key: string, fence: number, via?: Queryable): Promise<number | undefined>;
   write(key: string, fence: number, value: number, via?: Queryable): Promise<RegisterWrite>;
   close(): Promise<void>;
 }
+
+const READ = `
+local cur = redis.call('HMGET', KEYS[1], 'v', 'f')
+if tonumber(ARGV[1]) < tonumber(cur[2] or '0') then return false end
+redis.call('HSET', KEYS[1], 'f', ARGV[1])
+return cur[1] or '0'`;
 
 // Fences are µs clocks on Redis (~1.8e15): compared as Lua doubles (exact below 2^53) but returned as the
 // stored strings, never through tostring (%.14g would round them).
@@ -48,8 +59,9 @@ export class RedisFencedRegister implements FencedRegister {
     this.redis.on('error', () => undefined);
   }
 
-  async read(key: string): Promise<number> {
-    return Number((await this.redis.hget(this.prefix + key, 'v')) ?? 0);
+  async read(key: string, fence: number): Promise<number | undefined> {
+    const value = (await this.redis.eval(READ, 1, this.prefix + key, String(fence))) as string | null;
+    return value === null ? undefined : Number(value);
   }
 
   async write(key: string, fence: number, value: number): Promise<RegisterWrite> {
@@ -103,7 +115,8 @@ export class PostgresFencedRegister implements FencedRegister {
     return this.pool.connect();
   }
 
-  async read(key: string, via: Queryable = this.pool): Promise<number> {
+  /** A plain read: a release that came before COMMIT shows as a lost update, which a fenced read would hide behind its row lock. */
+  async read(key: string, _fence: number, via: Queryable = this.pool): Promise<number> {
     const { rows } = await via.query<{ value: string }>(`SELECT value FROM torture_register WHERE key = $1`, [key]);
     return Number(rows[0]?.value ?? 0);
   }

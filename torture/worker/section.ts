@@ -54,7 +54,12 @@ export async function work(ctx: SectionContext, lease: Lease, holdMs: number, wr
   const pause = holdMs / Math.max(1, writes);
   for (let i = 0; i < writes; i++) {
     if (!stillHeld(lease, scoped)) return 'lost';
-    const read = await ctx.register.read(lease.key, via);
+    const read = await ctx.register.read(lease.key, lease.fencingToken, via);
+    if (read === undefined) {
+      // A newer holder has been at the register: this lease is gone, whatever the library says yet.
+      ctx.record({ type: 'write', op: ctx.op, key: lease.key, fence: lease.fencingToken, read: -1, accepted: false, before: -1, phase: 'read' });
+      return 'fenced';
+    }
     await sleep(ctx.rmwGapMs);
     if (!stillHeld(lease, scoped)) return 'lost';
     const result = await ctx.register.write(lease.key, lease.fencingToken, read + 1, via);
