@@ -49,7 +49,7 @@ export const MIX: Readonly<Partial<Record<OpKind, number>>> = {
   pair: 1,
 };
 /** Fair queues are about waiting: more waits in line, and the pair that leaves a queue behind a crash. */
-const FAIR_MIX = { ...MIX, pair: 3, 'short-wait': 2 };
+const FAIR_MIX = { ...MIX, pair: 5, 'short-wait': 2 };
 const CLUSTER_MIX = { ...MIX, 'multi-hold': 3, 'long-hold': 2 };
 
 export const CASES: readonly TortureCase[] = [
