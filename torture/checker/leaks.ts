@@ -15,7 +15,7 @@ import { failoverWindows, storeDisturbances, storeFaults } from './windows';
  */
 function allowedUntil(model: Model, bounds: Bounds, faults: readonly Interval[], windows: readonly Interval[], lock: HeldLockSample, firstSeen: number): number {
   const hold = model.holds.find((h) => h.key === lock.key && h.fence === lock.fence);
-  if (hold) return storeEnd(hold, bounds, model.runEnd, windows);
+  if (hold) return storeEnd(hold, bounds, model.runEnd, windows, faults);
   let until = firstSeen + bounds.orphanMs;
   for (const f of faults) if (f.from <= firstSeen + bounds.slackMs && f.to >= firstSeen - bounds.orphanMs) until = Math.max(until, f.to + bounds.orphanMs);
   const proc = model.procs.get(lock.holder);

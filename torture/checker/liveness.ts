@@ -11,8 +11,11 @@ import { failoverWindows, storeDisturbances, storeFaults } from './windows';
  * key until its TTL (a rejected one means it is already gone); a killed holder's key lives out its lease,
  * and on a fair queue a dead waiter of its can be handed the key for one more heartbeat.
  */
-export function storeEnd(h: Hold, bounds: Bounds, runEnd: number, windows: readonly Interval[] = []): number {
-  const end = storeEndOutsideFailovers(h, bounds, runEnd);
+export function storeEnd(h: Hold, bounds: Bounds, runEnd: number, windows: readonly Interval[] = [], faults: readonly Interval[] = []): number {
+  let end = storeEndOutsideFailovers(h, bounds, runEnd) + bounds.ttlRoundingMs;
+  if (bounds.ttlRefreshedByFaults) {
+    for (const f of faults) if (f.from <= end && f.to >= end - bounds.leaseMaxMs) end = Math.max(end, f.to + bounds.leaseMaxMs + bounds.ttlRoundingMs + bounds.slackMs);
+  }
   // A release (or the renewal that found the key gone) inside a failover window may have gone to the
   // demoted primary: the key then lives out its TTL on the new one.
   const released = Math.min(h.releasedAt ?? Infinity, h.lossAt ?? Infinity, h.releaseFailedAt ?? Infinity);
@@ -49,7 +52,7 @@ export function busyByKey(model: Model, def: TortureCase, bounds: Bounds): Map<s
   const windows = failoverWindows(model, def, bounds);
   const raw = new Map<string, Interval[]>();
   const add = (key: string, from: number, to: number): void => void raw.set(key, [...(raw.get(key) ?? []), { from, to }]);
-  for (const h of model.holds) add(h.key, h.grantAt - bounds.orphanMs, storeEnd(h, bounds, model.runEnd, windows));
+  for (const h of model.holds) add(h.key, h.grantAt - bounds.orphanMs, storeEnd(h, bounds, model.runEnd, windows, faults));
   for (const op of model.ops) {
     const end = op.end ?? model.runEnd;
     if (op.outcome && op.outcome !== 'ok' && op.outcome !== 'refused') add(op.key, op.start, settledAfter(faults, end, bounds) + bounds.orphanMs);

@@ -35,7 +35,7 @@ export function formatViolations(run: CaseRun, timelineFile?: string): string {
     printed.set(v.invariant, n + 1);
     if (n >= PRINTED_PER_INVARIANT) continue;
     out.push(violationLine(run, v));
-    for (const r of excerpt(records, v)) out.push(`    ${formatRecord(r, model.runStart)}`);
+    for (const r of excerpt(records, v)) out.push(`    ${formatRecord(r, model.runStart, v.key)}`);
   }
   const hidden = violations.length - [...printed.values()].reduce((sum, n) => sum + Math.min(n, PRINTED_PER_INVARIANT), 0);
   if (hidden > 0) out.push(`… and ${hidden} more violation(s) of the same invariants (see the timeline)`);
@@ -48,7 +48,7 @@ function excerpt(records: readonly HistoryRecord[], v: Violation): HistoryRecord
   const near = records.filter((r) => Math.abs(r.t - v.at) <= EXCERPT_WINDOW_MS);
   const relevant = near.filter((r) => {
     if (r.type === 'fault') return true;
-    if (r.type === 'app') return r.what !== 'ready' && r.what !== 'spawned';
+    if (r.type === 'app') return ['sigstop', 'sigcont', 'sigkill', 'stuck'].includes(r.what);
     if (r.type === 'sample') return v.key !== undefined && (r.locks?.some((l) => l.key === v.key) || r.queues?.some((q) => q.key === v.key));
     return v.key === undefined ? r.type === 'unhandled' : 'key' in r && r.key === v.key && !(r.type === 'ev' && r.ev === 'renewed');
   });
@@ -61,13 +61,14 @@ function excerpt(records: readonly HistoryRecord[], v: Violation): HistoryRecord
     .sort((x, y) => x.t - y.t);
 }
 
-function formatRecord(r: HistoryRecord, runStart: number): string {
+/** One line of an excerpt; a sample shows only what it found of the violation's key. */
+function formatRecord(r: HistoryRecord, runStart: number, key: string | undefined): string {
   const { t, p, type, ...rest } = r as HistoryRecord & Record<string, unknown>;
-  if (type === 'sample') {
-    const s = r as Extract<HistoryRecord, { type: 'sample' }>;
-    const key = rest as { locks?: unknown };
-    void key;
-    return `+${((t - runStart) / 1_000).toFixed(3)} ${p} sample ${JSON.stringify({ locks: s.locks?.length, queues: s.queues?.map((q) => ({ key: q.key, entries: q.entries.length })) })}`;
+  const at = `+${((t - runStart) / 1_000).toFixed(3)}`;
+  if (r.type === 'sample') {
+    const locks = r.locks?.filter((lock) => lock.key === key);
+    const queues = r.queues?.filter((queue) => queue.key === key).map((queue) => ({ entries: queue.entries.map((e) => ({ holder: e.holder, deadline: `+${((e.deadline - runStart) / 1_000).toFixed(3)}` })) }));
+    return `${at} ${p} sample from +${((r.start - runStart) / 1_000).toFixed(3)} ${JSON.stringify({ locks, queues })}`;
   }
-  return `+${((t - runStart) / 1_000).toFixed(3)} ${p} ${type} ${JSON.stringify(rest)}`;
+  return `${at} ${p} ${type} ${JSON.stringify(rest)}`;
 }
