@@ -36,12 +36,17 @@ export class AppFleet {
     private readonly stderrFile: string,
   ) {}
 
+  /** Starts every slot's first incarnation; their workloads wait for `go()`, so that they begin together. */
   async startAll(): Promise<void> {
-    await Promise.all(Array.from({ length: this.slots }, (_, slot) => this.start(slot)));
+    await Promise.all(Array.from({ length: this.slots }, (_, slot) => this.start(slot, false)));
   }
 
-  /** Starts the slot's next incarnation; resolves once its application is up. */
-  async start(slot: number): Promise<void> {
+  go(): void {
+    for (const { child } of this.running.values()) child.send({ command: 'go' });
+  }
+
+  /** Starts the slot's next incarnation; resolves once its application is up (and, with `go`, working). */
+  async start(slot: number, go = true): Promise<void> {
     const incarnation = (this.incarnations.get(slot) ?? 0) + 1;
     this.incarnations.set(slot, incarnation);
     const label = workerLabel(slot, incarnation);
@@ -62,6 +67,7 @@ export class AppFleet {
     this.record({ type: 'app', what: 'spawned', label, slot, pid: child.pid });
     await this.message(child, (m) => m.ready === true, START_BOUND_MS, `${label} to start`);
     this.record({ type: 'app', what: 'ready', label, slot, pid: child.pid });
+    if (go) child.send({ command: 'go' });
   }
 
   /** The application faults: SIGSTOP (sometimes past the lease), SIGKILL and a restart, app.close(). */

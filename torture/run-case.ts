@@ -102,6 +102,7 @@ export async function runCase(def: TortureCase, seed: number, options: RunOption
     sampler.start();
     const startedAt = Date.now();
     record({ type: 'run', what: 'workload-start', case: def.name, seed });
+    fleet.go();
     log(`${def.name} seed ${seed}: workload for ${runMs} ms, ${plan.length} fault(s)`);
     await runFaults(plan, { ...started.injectors, ...fleet.injectors(Math.max(...def.leaseMs)) }, startedAt, record);
     const left = startedAt + runMs - Date.now();

@@ -80,7 +80,8 @@ export function checkFencing(model: Model, bounds: Bounds, found: readonly Overl
     for (let i = 1; i < holds.length; i++) {
       const [before, after] = [holds[i - 1]!, holds[i]!];
       if (after.fence > before.fence || overlapping.has(after) || overlapping.has(before)) continue;
-      violations.push({ invariant: 'b', key, at: after.grantAt, message: `"${key}" granted to ${after.actor} with fence ${after.fence} after ${before.actor}'s ${before.fence}` });
+      // JSON: a fence that is not a number (a reply that belonged to another command) must show as what it is.
+      violations.push({ invariant: 'b', key, at: after.grantAt, message: `"${key}" granted to ${after.actor} with fence ${JSON.stringify(after.fence) ?? 'undefined'} after ${before.actor}'s ${JSON.stringify(before.fence) ?? 'undefined'}` });
     }
     const accepted = holds.flatMap((h) => h.writes.filter((w) => w.accepted && !h.rolledBack).map((w) => ({ ...w, fence: h.fence, actor: h.actor })));
     let highest: (typeof accepted)[number] | undefined;

@@ -55,7 +55,8 @@ async function open(): Promise<WorkerApp> {
 async function close(app: WorkerApp): Promise<void> {
   const started = Date.now();
   record({ type: 'proc', what: 'closing' });
-  await app.close().catch((error: unknown) => record({ type: 'op-end', op: `${config.label}:close`, outcome: 'unexpected', error: describe(error) }));
+  // app.close() must not reject: a rejection is reported under (f) like an unhandled one.
+  await app.close().catch((error: unknown) => record({ type: 'unhandled', error: `app.close() rejected: ${describe(error)}` }));
   record({ type: 'proc', what: 'closed', ms: Date.now() - started });
 }
 
@@ -78,9 +79,10 @@ async function main(): Promise<void> {
   current = open();
   await current;
   record({ type: 'proc', what: 'ready' });
-  process.send?.({ ready: true });
-  const loops = Array.from({ length: config.loops }, (_, i) => loop(i, register, transactions));
+  let go!: () => void;
+  const going = new Promise<void>((resolve) => (go = resolve));
   process.on('message', (message: { command?: string }) => {
+    if (message.command === 'go') go();
     if (message.command === 'reopen' && !stopping) {
       const previous = current;
       current = (async () => {
@@ -97,6 +99,10 @@ async function main(): Promise<void> {
       stopRequested();
     }
   });
+  process.send?.({ ready: true });
+  // Every application of the run starts its workload at the parent's word, so that they begin together.
+  await Promise.race([going, stopped]);
+  const loops = Array.from({ length: config.loops }, (_, i) => loop(i, register, transactions));
   await stopped;
   await Promise.all(loops);
   await close(await current);
