@@ -128,8 +128,9 @@ export class AppFleet {
   /** Clean-up after a failed run: every process still there is killed by pid. */
   async killAll(): Promise<void> {
     await Promise.all(
-      [...this.running.values()].map(async ({ child, exited }) => {
+      [...this.running.entries()].map(async ([slot, { child, label, exited }]) => {
         if (child.exitCode !== null || child.signalCode !== null) return;
+        this.record({ type: 'app', what: 'sigkill', label, slot });
         child.kill('SIGCONT');
         child.kill('SIGKILL');
         await exited;

@@ -8,7 +8,7 @@ import type { CaseRun } from '../../torture/run-case';
 /**
  * The torture run on itself (docs/reliability.md): each case once, on a fixed seed, for a short workload,
  * and zero violations of every invariant. A run takes 20–40 s on a loaded 2-core box (servers, three
- * application processes, the workload, the drain); the file about six minutes. Every wait in the run is on
+ * application processes, the workload, the drain); the file about five minutes. Every wait in the run is on
  * a condition or an event (a process ready, a primary named, a cluster healthy); the only timed waits are
  * the lengths the seed gives the workload and its faults.
  *
@@ -50,10 +50,11 @@ const RUNS: readonly SpecRun[] = [
     name: 'cluster',
     seed: 2,
     minutes: 0.25,
-    known: {
+    known: { h: POLLING },
+    // Shows when the migration finds one process renewing two of the slot's locks in one batch (most runs).
+    sometimes: {
       e: 'defect 3: a renew batch routed to the importing node by ASK reads a lease still on the source as missing and declares it lost (rejected)',
       d: 'defect 3: the falsely lost lease keeps its key, held by nobody, until its TTL',
-      h: POLLING,
     },
   },
   { name: 'cluster-fair', seed: 11, minutes: 0.25 },

@@ -32,11 +32,14 @@ export async function migrateSlot(cluster: RedisCluster, slot: number, fault: Pl
   await askRedis(source.port, (redis) => redis.call('CLUSTER', 'SETSLOT', String(slot), 'MIGRATING', target.id));
   let moved = 0;
   const first = pair[0] ?? (await keysIn(1))[0];
+  let renewedSplit = false;
   if (first) {
     await move([first]);
     moved++;
-    // Split: one lock on the target, the other still on the source, for more than a renewal interval.
-    await hold(Math.max(1_200, Math.round(fault.durationMs / 2)));
+    // Split: one lock on the target, the other still on the source, until a renewal reached the moved
+    // one (its TTL went up on the target: a renew batch ran while the slot was split), or long enough
+    // for several renewal intervals.
+    renewedSplit = await ttlRaised(target.port, first, Math.max(3_000, fault.durationMs));
   }
   for (;;) {
     const keys = await keysIn(1);
@@ -50,8 +53,29 @@ export async function migrateSlot(cluster: RedisCluster, slot: number, fault: Pl
   }
   const end = Date.now();
   await cluster.waitUntilHealthy();
-  const split = pair.length >= 2 ? `; split while one holder had ${pair.join(' and ')}` : '; no holder of two of its locks came';
+  const split =
+    pair.length >= 2 ? `; split while one holder had ${pair.join(' and ')}${renewedSplit ? ', renewed meanwhile' : ', no renewal seen'}` : '; no holder of two of its locks came';
   return { target: `slot:${slot}`, end, recovered: Date.now(), detail: `${moved} key(s) ${source.port} → ${target.port}${split}` };
+}
+
+/** Resolves true once `key`'s TTL on `port` went up (it was renewed there), false after `boundMs`. */
+async function ttlRaised(port: number, key: string, boundMs: number): Promise<boolean> {
+  // The target only imports the slot yet: it answers for the key after ASKING, on the same connection.
+  const pttl = (): Promise<number> =>
+    askRedis(port, async (redis) => {
+      await redis.call('ASKING');
+      return redis.pttl(key);
+    });
+  const deadline = Date.now() + boundMs;
+  let last = await pttl();
+  while (Date.now() < deadline) {
+    await hold(50);
+    const now = await pttl();
+    if (now < 0) return false;
+    if (now > last + 100) return true;
+    last = now;
+  }
+  return false;
 }
 
 /**

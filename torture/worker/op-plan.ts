@@ -60,6 +60,9 @@ export function drawPlan(prng: Prng, mix: Readonly<Partial<Record<OpKind, number
   const anyWarm = `warm:a${prng.int(0, keys.warmSlots - 1)}.${prng.int(1, 3)}:${prng.int(1, 2)}`;
   const single = anyKey === 'hot' ? prng.pick(keys.hot) : anyKey === 'warm' ? anyWarm : prng.pick(keys.cold);
   const otherHot = prng.pick(keys.hot);
+  // A second hot key, never the first: two locks of the hot slot held (and renewed) together on a Cluster.
+  const secondHot = keys.hot[(keys.hot.indexOf(otherHot) + prng.int(1, keys.hot.length - 1)) % keys.hot.length]!;
+  const bothHot = prng.chance(0.7);
   const leaseMs = prng.pick(leases);
   const holdRoll = prng.next();
   const shortHold = holdRoll < 0.7 ? prng.int(2, 60) : prng.int(60, 400);
@@ -93,7 +96,15 @@ export function drawPlan(prng: Prng, mix: Readonly<Partial<Record<OpKind, number
     case 'long-hold':
       return { ...plan, holdMs: Math.round(leaseMs * longFactor), writes: 3 };
     case 'multi-hold':
-      return { ...plan, key: otherHot, key2: plan.key === otherHot ? keys.cold[0]! : plan.key, holdMs: Math.round(leaseMs * (0.7 + longFactor / 2)), writes: 2 };
+      // Waits long enough to get both keys of a contended pair, and holds them past a renewal or two.
+      return {
+        ...plan,
+        key: otherHot,
+        key2: bothHot ? secondHot : prng.pick(keys.cold),
+        waitMs: prng.int(2_000, 3_000),
+        holdMs: Math.round(leaseMs * (0.7 + longFactor / 2)),
+        writes: 2,
+      };
     case 'pair':
       return { ...plan, key: warm, holdMs: prng.int(400, 1_500), waitMs: 3_000 };
     default:
