@@ -1,0 +1,101 @@
+import { join } from 'node:path';
+import { caseNamed } from '../../torture/cases';
+import { INVARIANT_NAMES, type Invariant } from '../../torture/checker/violation';
+import { violationLine } from '../../torture/report/violations';
+import { report, runTorture } from '../../torture/run';
+import type { CaseRun } from '../../torture/run-case';
+
+/**
+ * The torture run on itself (docs/reliability.md): each case once, on a fixed seed, for a short workload,
+ * and zero violations of every invariant. A run takes 20–40 s on a loaded 2-core box (servers, three
+ * application processes, the workload, the drain); the file about five minutes. Every wait in the run is on
+ * a condition or an event (a process ready, a primary named, a cluster healthy); the only timed waits are
+ * the lengths the seed gives the workload and its faults.
+ *
+ * `known`: invariants that fail on the current code because of a defect in the library (issue 18 lists
+ * them; another engineer fixes them). Each is an `it.failing` that names the defect, so `npm test` stays
+ * green until the fix, and turns red (the failing test passes) the moment a fix lands: then move it out.
+ * `sometimes`: a known defect whose showing depends on timing (whether a stall meets a queued join, a
+ * single attempt meets the key it left): not asserted either way, with the defect named; the seed
+ * reproduces it with `npm run torture -- --seed S --only <case>`.
+ */
+interface SpecRun {
+  readonly name: string;
+  readonly seed: number;
+  readonly minutes: number;
+  readonly known?: Partial<Record<Invariant, string>>;
+  readonly sometimes?: Partial<Record<Invariant, string>>;
+}
+
+const POLLING = 'defect 6: waiters subscribed to release notifications still wake by backoff, 15–19 times in 0.6 s';
+const FAIR_STALL = 'defect 1: a fair join that timed out with its clean-up during a stall is granted when Redis answers, for the whole lease';
+const FAIR_KILLED = 'defect 2: the fair queue of a killed holder outlives its lease and heartbeats, refusing single attempts';
+
+const RUNS: readonly SpecRun[] = [
+  { name: 'redis', seed: 1, minutes: 0.25, known: { h: POLLING } },
+  // Seed 8 kills an application at once (defect 2), seed 18 stalls the server for 3.8 s (defect 1).
+  { name: 'redis-fair', seed: 8, minutes: 0.3, known: { d: FAIR_KILLED }, sometimes: { c: FAIR_KILLED } },
+  { name: 'redis-fair', seed: 18, minutes: 0.3, sometimes: { d: FAIR_STALL, c: FAIR_STALL } },
+  {
+    name: 'redis-replicas-nowait',
+    seed: 1,
+    minutes: 0.25,
+    known: { d: 'defect 4: with replicas, a grant whose WAIT is refused (ACL -wait) is never cleaned up and holds the key for its lease', h: POLLING },
+    sometimes: { c: 'defect 4 (a single attempt on a key left held)' },
+  },
+  { name: 'sentinel', seed: 1, minutes: 0.25, known: { h: POLLING } },
+  { name: 'sentinel-fair', seed: 1, minutes: 0.25 },
+  { name: 'sentinel-replicas', seed: 4, minutes: 0.25, known: { h: POLLING } },
+  {
+    name: 'cluster',
+    seed: 2,
+    minutes: 0.25,
+    known: { h: POLLING },
+    // Shows when the migration finds one process renewing two of the slot's locks in one batch (most runs).
+    sometimes: {
+      e: 'defect 3: a renew batch routed to the importing node by ASK reads a lease still on the source as missing and declares it lost (rejected)',
+      d: 'defect 3: the falsely lost lease keeps its key, held by nobody, until its TTL',
+    },
+  },
+  { name: 'cluster-fair', seed: 11, minutes: 0.25 },
+  { name: 'cluster-replicas', seed: 5, minutes: 0.25, known: { h: POLLING } },
+  { name: 'postgres', seed: 1, minutes: 0.25, known: { h: 'finding (same retry loop as defect 6): PostgreSQL waiters woken by NOTIFY still poll by backoff' } },
+  { name: 'etcd', seed: 1, minutes: 0.25, known: { g: 'defect 5: etcd leaseMs 1000–1999 accepted or refused depending on what the process did before' } },
+];
+
+const INVARIANTS = Object.keys(INVARIANT_NAMES) as Invariant[];
+const OUT = join(__dirname, '../../.tmp/torture-spec');
+
+jest.setTimeout(300_000);
+
+describe.each(RUNS)('torture run: $name, seed $seed', (spec) => {
+  let run: CaseRun;
+  const known = { ...spec.known, ...spec.sometimes };
+
+  beforeAll(async () => {
+    run = (await runTorture({ cases: [caseNamed(spec.name)], seeds: [spec.seed], minutes: spec.minutes, outDir: OUT }))[0]!;
+    process.stdout.write(`\n${report([run])}\n`);
+  });
+
+  const lines = (invariant: Invariant): string[] => run.result.violations.filter((v) => v.invariant === invariant).map((v) => violationLine(run, v));
+
+  it('the harness ran the plan (servers started, every fault injected, every process stopped)', () => {
+    expect(run.error).toBeUndefined();
+    expect(run.result.stats.operations).toBeGreaterThan(0);
+  });
+
+  const checked = INVARIANTS.filter((invariant) => !(invariant in known));
+  it(`holds ${checked.map((i) => `(${i}) ${INVARIANT_NAMES[i]}`).join(', ')}`, () => {
+    expect(checked.flatMap(lines)).toEqual([]);
+  });
+
+  for (const [invariant, defect] of Object.entries(spec.known ?? {}) as Array<[Invariant, string]>) {
+    it.failing(`holds (${invariant}) ${INVARIANT_NAMES[invariant]} — fails today, ${defect}`, () => {
+      expect(lines(invariant)).toEqual([]);
+    });
+  }
+  for (const [invariant, defect] of Object.entries(spec.sometimes ?? {}) as Array<[Invariant, string]>) {
+    // Not asserted: whether this run shows it depends on timing (see the file comment).
+    it.skip(`holds (${invariant}) ${INVARIANT_NAMES[invariant]} — shows on some runs today, ${defect}`, () => undefined);
+  }
+});

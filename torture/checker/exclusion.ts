@@ -1,0 +1,126 @@
+import type { TortureCase } from '../cases';
+import type { Bounds } from './bounds';
+import { meets, type Interval } from './intervals';
+import { believedEnd, expiryAt, type Hold, type Model } from './model';
+import type { Violation } from './violation';
+import { failoverWindows } from './windows';
+
+/** Two holds of one key whose holders both believed, for a while, that they held it. */
+export interface Overlap {
+  readonly older: Hold;
+  readonly newer: Hold;
+  readonly span: Interval;
+}
+
+export function overlaps(model: Model): Overlap[] {
+  const found: Overlap[] = [];
+  const byKey = new Map<string, Hold[]>();
+  for (const h of model.holds) byKey.set(h.key, [...(byKey.get(h.key) ?? []), h]);
+  for (const holds of byKey.values()) {
+    holds.sort((x, y) => x.grantAt - y.grantAt);
+    for (let i = 0; i < holds.length; i++) {
+      for (let j = i + 1; j < holds.length; j++) {
+        const [a, b] = [holds[i]!, holds[j]!];
+        if (b.grantAt >= believedEnd(a, model.runEnd)) continue;
+        const older = a.fence <= b.fence ? a : b;
+        const newer = older === a ? b : a;
+        found.push({ older, newer, span: { from: b.grantAt, to: Math.min(believedEnd(a, model.runEnd), believedEnd(b, model.runEnd)) } });
+      }
+    }
+  }
+  return found;
+}
+
+/** An accepted write during `span` whose read had been overwritten before it landed: a lost update. */
+function lostUpdate(h: Hold, span: Interval): boolean {
+  return !h.rolledBack && h.writes.some((w) => w.accepted && w.t >= span.from && w.t <= span.to + 50 && w.before !== w.read);
+}
+
+/**
+ * (a) Exclusion. A holder interval runs from the grant as its holder recorded it (after the store granted
+ * it) to the end of its section (recorded before the release is sent), its loss learnt, or its death: it
+ * lies inside the store's own interval, so two of them that overlap overlapped at the store too. Allowed
+ * only (1) inside a failover window of a topology whose exclusion is fencing-backed, (2) when the older
+ * holder was frozen (SIGSTOP) across the newer grant, its lease running out unseen, or (3) when the older
+ * holder's loss timer fired late by at most the slack; and in every case only if the register refused
+ * each write the older holder made during the overlap and no write lost an update.
+ */
+export function checkExclusion(model: Model, def: TortureCase, bounds: Bounds, found: readonly Overlap[]): Violation[] {
+  const windows = failoverWindows(model, def, bounds);
+  const violations: Violation[] = [];
+  for (const { older, newer, span } of found) {
+    const olderWrites = older.writes.filter((w) => w.t >= span.from && w.t <= span.to + 50);
+    const fenced = olderWrites.every((w) => !w.accepted) && !lostUpdate(older, span) && !lostUpdate(newer, span);
+    const paused = model.procs.get(older.actor)?.pauses.some((p) => p.from <= newer.grantAt && p.to >= newer.grantAt - bounds.leaseMaxMs);
+    const lateTimer = older.lossAt !== undefined && older.lossAt - span.from <= bounds.slackMs;
+    const excused = meets(windows, span) ? 'failover window' : paused ? 'older holder frozen' : lateTimer ? 'loss timer late' : undefined;
+    if (excused && fenced) continue;
+    const why = excused ? `inside a ${excused}, but the register accepted the older holder's writes or lost an update` : 'outside any failover window';
+    violations.push({
+      invariant: 'a',
+      key: older.key,
+      at: span.from,
+      message: `"${older.key}" held by ${older.actor} (fence ${older.fence}) and ${newer.actor} (fence ${newer.fence}) at once for ${span.to - span.from} ms, ${why}`,
+    });
+  }
+  return violations;
+}
+
+/**
+ * (b) Fencing. In grant order, each key's tokens strictly increase (holds that overlapped are (a)'s); the
+ * register never accepted a token below one it had accepted clearly before (more than the slack earlier).
+ */
+export function checkFencing(model: Model, bounds: Bounds, found: readonly Overlap[]): Violation[] {
+  const violations: Violation[] = [];
+  const overlapping = new Set(found.flatMap((o) => [o.older, o.newer]));
+  const byKey = new Map<string, Hold[]>();
+  for (const h of model.holds) byKey.set(h.key, [...(byKey.get(h.key) ?? []), h]);
+  for (const [key, holds] of byKey) {
+    holds.sort((x, y) => x.grantAt - y.grantAt);
+    for (let i = 1; i < holds.length; i++) {
+      const [before, after] = [holds[i - 1]!, holds[i]!];
+      if (after.fence > before.fence || overlapping.has(after) || overlapping.has(before)) continue;
+      // JSON: a fence that is not a number (a reply that belonged to another command) must show as what it is.
+      violations.push({ invariant: 'b', key, at: after.grantAt, message: `"${key}" granted to ${after.actor} with fence ${JSON.stringify(after.fence) ?? 'undefined'} after ${before.actor}'s ${JSON.stringify(before.fence) ?? 'undefined'}` });
+    }
+    const accepted = holds.flatMap((h) => h.writes.filter((w) => w.accepted && !h.rolledBack).map((w) => ({ ...w, fence: h.fence, actor: h.actor })));
+    let highest: (typeof accepted)[number] | undefined;
+    for (const w of accepted.sort((x, y) => x.t - y.t)) {
+      if (highest && w.fence < highest.fence && w.t - highest.t > bounds.slackMs) {
+        violations.push({ invariant: 'b', key, at: w.t, message: `register accepted fence ${w.fence} (${w.actor}) after fence ${highest.fence} (${highest.actor})` });
+      }
+      if (!highest || w.fence > highest.fence) highest = w;
+    }
+  }
+  return violations;
+}
+
+/**
+ * (e) Loss is visible: a holder whose key another holder got learnt of its loss by its own deadline (its
+ * local expiry, plus slack; a frozen holder by the time it ran again, plus slack), and never ended its
+ * section as a success (a release that reported nothing).
+ */
+export function checkLossSeen(model: Model, bounds: Bounds, found: readonly Overlap[]): Violation[] {
+  const violations: Violation[] = [];
+  for (const { older, newer } of found) {
+    if (older.killedAt !== undefined) continue;
+    const deadline = expiryAt(older, newer.grantAt);
+    const resumed = model.procs.get(older.actor)?.pauses.find((p) => p.from <= deadline + bounds.slackMs && p.to >= deadline)?.to;
+    const due = Math.max(deadline, resumed ?? 0) + bounds.slackMs;
+    if (older.lossAt === undefined) {
+      if (older.releasedAt !== undefined && older.releasedAt > newer.grantAt) {
+        violations.push({ invariant: 'e', key: older.key, at: newer.grantAt, message: `${older.actor} (fence ${older.fence}) released "${older.key}" as a success although ${newer.actor} was granted it meanwhile (fence ${newer.fence})` });
+      }
+      continue;
+    }
+    if (older.lossAt > due) {
+      violations.push({
+        invariant: 'e',
+        key: older.key,
+        at: older.lossAt,
+        message: `${older.actor} (fence ${older.fence}) learnt its loss of "${older.key}" ${older.lossAt - deadline} ms after its deadline (${newer.actor} held it since ${older.lossAt - newer.grantAt} ms before)`,
+      });
+    }
+  }
+  return violations;
+}

@@ -1,0 +1,69 @@
+import type { Bounds } from './bounds';
+import { meets } from './intervals';
+import type { Model } from './model';
+import type { Violation } from './violation';
+import { anyFault } from './windows';
+
+/** How long a process may take to exit once its application closed: nothing should keep it alive. */
+export const EXIT_BOUND_MS = 5_000;
+
+/**
+ * (f) Processes. No unhandled rejection or uncaught exception in any application; no error the workload
+ * did not expect; every application process that was asked to stop exited on its own, with code 0, soon
+ * after its application closed; and an `app.close()` outside faults finished within the shutdown grace
+ * plus two command timeouts.
+ */
+export function checkProcesses(model: Model, bounds: Bounds): Violation[] {
+  const violations: Violation[] = [];
+  for (const u of model.unhandled) violations.push({ invariant: 'f', at: u.t, message: `${u.actor}: unhandled ${u.error}` });
+  for (const op of model.ops) {
+    if (op.outcome === 'unexpected') violations.push({ invariant: 'f', key: op.key, at: op.end ?? op.start, message: `${op.actor} ${op.kind} on "${op.key}" failed unexpectedly: ${op.error}` });
+  }
+  const faults = anyFault(model, bounds);
+  for (const proc of model.procs.values()) {
+    if (proc.stuck !== undefined) {
+      const after = proc.exitingAt === undefined ? 'did not finish closing' : `did not exit ${proc.stuck - proc.exitingAt} ms after app.close()`;
+      violations.push({ invariant: 'f', at: proc.stuck, message: `${proc.label} ${after} (killed)` });
+    } else if (proc.exitedAt !== undefined && proc.killedAt === undefined && (proc.code !== 0 || proc.signal)) {
+      violations.push({ invariant: 'f', at: proc.exitedAt, message: `${proc.label} exited with code ${proc.code} signal ${proc.signal}` });
+    }
+    for (const close of proc.closes) {
+      if (close.ms > 1_000 + 2 * bounds.commandTimeoutMs + bounds.slackMs && !meets(faults, close)) {
+        violations.push({ invariant: 'f', at: close.to, message: `${proc.label}: app.close() took ${close.ms} ms with no fault around` });
+      }
+    }
+  }
+  return violations;
+}
+
+/**
+ * (g) Same input, same answer: one process both accepted and refused (LockConfigError) a call with the same
+ * value of the option named in the error. A call counts as accepted once it got past validation: a grant,
+ * a refusal because the key was taken, a store failure or a loss.
+ */
+export function checkSameAnswer(model: Model): Violation[] {
+  const violations: Violation[] = [];
+  const seen = new Map<string, { accepted?: number; refused?: number }>();
+  for (const op of [...model.ops].sort((x, y) => (x.end ?? 0) - (y.end ?? 0))) {
+    if (!op.outcome || op.outcome === 'unexpected' || op.outcome === 'shutdown') continue;
+    const option = op.outcome === 'config' ? (op.option ?? 'leaseMs') : 'leaseMs';
+    const value = option === 'waitMs' ? op.waitMs : op.leaseMs;
+    const id = `${op.actor}/${option}=${value}`;
+    const entry = seen.get(id) ?? {};
+    seen.set(id, entry);
+    if (op.outcome === 'config') {
+      entry.refused ??= op.end;
+      if (entry.accepted !== undefined) {
+        violations.push({ invariant: 'g', key: op.key, at: op.end!, message: `${op.actor} refused ${option}=${value} (LockConfigError) after accepting it ${op.end! - entry.accepted} ms before` });
+        entry.accepted = undefined;
+      }
+    } else {
+      entry.accepted ??= op.end;
+      if (entry.refused !== undefined) {
+        violations.push({ invariant: 'g', key: op.key, at: op.end!, message: `${op.actor} accepted ${option}=${value} after refusing it (LockConfigError) ${op.end! - entry.refused} ms before` });
+        entry.refused = undefined;
+      }
+    }
+  }
+  return violations;
+}

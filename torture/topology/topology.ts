@@ -1,0 +1,52 @@
+import type { QueueSample } from '../history/records';
+import type { FaultKind, Injector } from '../faults/fault-kinds';
+
+/**
+ * The servers of one case, started on free loopback ports, and what can be done to them. The module
+ * options are JSON, since they travel to the application processes in their environment.
+ */
+export interface Topology {
+  /** The store part of the module options for application `slot` (slot 0 may talk through a proxy). */
+  appOptions(slot: number): Record<string, unknown>;
+  /** The same store as the parent's sampler sees it: a direct connection, no proxy. */
+  samplerOptions(): Record<string, unknown>;
+  /** Redis only: every fair-queue list under `prefix`, read behind the library's back. */
+  scanQueues?(prefix: string): Promise<QueueSample[]>;
+  /** The server faults of this topology (application faults are the fleet's). */
+  readonly injectors: Partial<Record<FaultKind, Injector>>;
+  /** Kills every server by pid and removes their data dirs; idempotent. */
+  stop(): Promise<void>;
+}
+
+/** A whole-number pick in [0, n) from a plan's `pick` in [0, 1). */
+export function choose<T>(items: readonly T[], pick: number): T {
+  return items[Math.min(items.length - 1, Math.floor(pick * items.length))]!;
+}
+
+/** Resolves after `ms`: the length of a fault the plan decided, not a guess at how long something takes. */
+export function hold(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** A fault whose end is also its recovery (nothing to wait for once it lifted). */
+export function lifted(target: string, detail?: string): { target: string; end: number; recovered: number; detail?: string } {
+  const now = Date.now();
+  return { target, end: now, recovered: now, ...(detail ? { detail } : {}) };
+}
+
+/** The fair-queue entries of one list: `<clockµs>|<heartbeatMs>|<instance>|<waiter>|<token>|<holder>`. */
+export function parseQueue(key: string, entries: readonly string[]): QueueSample {
+  return {
+    key,
+    entries: entries.map((entry) => {
+      const [clock = '0', heartbeat = '0', , , , holder = ''] = entry.split('|');
+      return { deadline: Number(clock) / 1_000 + Number(heartbeat), holder };
+    }),
+  };
+}
+
+/** `<prefix>#queue:{tag}<key>` → `<key>`. */
+export function queueUserKey(prefix: string, redisKey: string): string {
+  const rest = redisKey.slice(`${prefix}#queue:`.length);
+  return rest.slice(rest.indexOf('}') + 1);
+}
