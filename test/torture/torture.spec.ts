@@ -12,9 +12,9 @@ import type { CaseRun } from '../../torture/run-case';
  * a condition or an event (a process ready, a primary named, a cluster healthy); the only timed waits are
  * the lengths the seed gives the workload and its faults.
  *
- * `known`: invariants that fail on the current code because of a defect in the library (issue 18 lists
- * them; another engineer fixes them). Each is an `it.failing` that names the defect, so `npm test` stays
- * green until the fix, and turns red (the failing test passes) the moment a fix lands: then move it out.
+ * `known`: invariants that fail on the current code because of a defect in the library. Each is an
+ * `it.failing` that names the defect, so `npm test` stays green until the fix, and turns red (the failing
+ * test passes) the moment a fix lands: then move it out.
  * `sometimes`: a known defect whose showing depends on timing (whether a stall meets a queued join, a
  * single attempt meets the key it left): not asserted either way, with the defect named; the seed
  * reproduces it with `npm run torture -- --seed S --only <case>`.
@@ -27,40 +27,23 @@ interface SpecRun {
   readonly sometimes?: Partial<Record<Invariant, string>>;
 }
 
-const POLLING = 'defect 6: waiters subscribed to release notifications still wake by backoff, 15–19 times in 0.6 s';
-const FAIR_STALL = 'defect 1: a fair join that timed out with its clean-up during a stall is granted when Redis answers, for the whole lease';
-const FAIR_KILLED = 'defect 2: the fair queue of a killed holder outlives its lease and heartbeats, refusing single attempts';
-
+// The six defects issue 18 named are fixed: every case is asserted clean on every invariant. A defect
+// found later is added here as `known` (an it.failing naming it) until its fix lands.
 const RUNS: readonly SpecRun[] = [
-  { name: 'redis', seed: 1, minutes: 0.25, known: { h: POLLING } },
-  // Seed 8 kills an application at once (defect 2), seed 18 stalls the server for 3.8 s (defect 1).
-  { name: 'redis-fair', seed: 8, minutes: 0.3, known: { d: FAIR_KILLED }, sometimes: { c: FAIR_KILLED } },
-  { name: 'redis-fair', seed: 18, minutes: 0.3, sometimes: { d: FAIR_STALL, c: FAIR_STALL } },
-  {
-    name: 'redis-replicas-nowait',
-    seed: 1,
-    minutes: 0.25,
-    known: { d: 'defect 4: with replicas, a grant whose WAIT is refused (ACL -wait) is never cleaned up and holds the key for its lease', h: POLLING },
-    sometimes: { c: 'defect 4 (a single attempt on a key left held)' },
-  },
-  { name: 'sentinel', seed: 1, minutes: 0.25, known: { h: POLLING } },
+  { name: 'redis', seed: 1, minutes: 0.25 },
+  // Seed 8 kills an application at once (defect 2 before its fix), seed 18 stalls the server for 3.8 s (defect 1).
+  { name: 'redis-fair', seed: 8, minutes: 0.3 },
+  { name: 'redis-fair', seed: 18, minutes: 0.3 },
+  { name: 'redis-replicas-nowait', seed: 1, minutes: 0.25 },
+  { name: 'sentinel', seed: 1, minutes: 0.25 },
   { name: 'sentinel-fair', seed: 1, minutes: 0.25 },
-  { name: 'sentinel-replicas', seed: 4, minutes: 0.25, known: { h: POLLING } },
-  {
-    name: 'cluster',
-    seed: 2,
-    minutes: 0.25,
-    known: { h: POLLING },
-    // Shows when the migration finds one process renewing two of the slot's locks in one batch (most runs).
-    sometimes: {
-      e: 'defect 3: a renew batch routed to the importing node by ASK reads a lease still on the source as missing and declares it lost (rejected)',
-      d: 'defect 3: the falsely lost lease keeps its key, held by nobody, until its TTL',
-    },
-  },
+  { name: 'sentinel-replicas', seed: 4, minutes: 0.25 },
+  // The slot migration finds one process renewing two of the slot's locks in one batch (defect 3 before its fix).
+  { name: 'cluster', seed: 2, minutes: 0.25 },
   { name: 'cluster-fair', seed: 11, minutes: 0.25 },
-  { name: 'cluster-replicas', seed: 5, minutes: 0.25, known: { h: POLLING } },
-  { name: 'postgres', seed: 1, minutes: 0.25, known: { h: 'finding (same retry loop as defect 6): PostgreSQL waiters woken by NOTIFY still poll by backoff' } },
-  { name: 'etcd', seed: 1, minutes: 0.25, known: { g: 'defect 5: etcd leaseMs 1000–1999 accepted or refused depending on what the process did before' } },
+  { name: 'cluster-replicas', seed: 5, minutes: 0.25 },
+  { name: 'postgres', seed: 1, minutes: 0.25 },
+  { name: 'etcd', seed: 1, minutes: 0.25 },
 ];
 
 const INVARIANTS = Object.keys(INVARIANT_NAMES) as Invariant[];
