@@ -144,7 +144,11 @@ export class RedisConnection {
    */
   async close(): Promise<void> {
     for (const detach of this.detach.splice(0)) detach();
-    if (this.flags.owned) await closeRedisClient(this.client, this.flags.closeTimeoutMs);
+    if (!this.flags.owned) return;
+    // A connection refused or reset while it closes is expected: without a listener ioredis prints every
+    // such error as "Unhandled error event".
+    this.client.on('error', ignore);
+    await closeRedisClient(this.client, this.flags.closeTimeoutMs);
   }
 
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- event listeners of several signatures
@@ -179,8 +183,12 @@ function reviveOnUnexpectedEnd(client: RedisClient): void {
 /** Closes a connection within `timeoutMs` whatever the server does (see {@link RedisConnection.close}). */
 export async function closeRedisClient(client: RedisClient, timeoutMs: number): Promise<void> {
   closing.add(client);
-  if (client.status !== 'wait' && client.status !== 'end') await settlesWithin(client.quit(), timeoutMs);
+  // QUIT only where it can be answered: a client still connecting or waiting to reconnect (a server that
+  // refuses) has nobody to say goodbye to, and its pending reconnect timer must not outlive close().
+  if (client.status === 'ready') await settlesWithin(client.quit(), timeoutMs);
   client.disconnect();
+  // A socket still connecting (to a server that does not answer) is cut, not left to its connect timeout.
+  (client as unknown as { stream?: { destroy(): void } }).stream?.destroy();
 }
 
 /** A seed as host:port: never its user-info, which ends at the last `@` before the host, as ioredis reads it. */
