@@ -69,3 +69,20 @@ export function refuseForeignConnection(option: string, kind: string, options: R
   if (options[option] === undefined || chosen === "'memory'") return;
   throw new LockConfigError(option, '(set)', `only with store: '${kind}'; store is ${chosen}`);
 }
+
+/**
+ * A store whose kind checks, at startup, that its server takes what the options ask (a lease length, a
+ * replica acknowledgement): a refusal (`LockConfigError`) closes the store and fails the start; a server
+ * that does not answer now is left for the first call to report (the application still starts).
+ */
+export async function checkedAtStartup<S extends LockStore>(store: S, check: (store: S) => Promise<void>): Promise<S> {
+  try {
+    await check(store);
+  } catch (error) {
+    if (error instanceof LockConfigError) {
+      await store.close();
+      throw error;
+    }
+  }
+  return store;
+}

@@ -34,7 +34,9 @@ const RUNS: readonly SpecRun[] = [
   // Seed 8 kills an application at once (defect 2 before its fix), seed 18 stalls the server for 3.8 s (defect 1).
   { name: 'redis-fair', seed: 8, minutes: 0.3 },
   { name: 'redis-fair', seed: 18, minutes: 0.3 },
-  { name: 'redis-replicas-nowait', seed: 1, minutes: 0.25 },
+  // Not here: redis-replicas-nowait (replicas where WAIT is refused, defect 4). Since its fix such a module is
+  // refused at startup (LockConfigError naming replicas), so the case's applications cannot start; that
+  // refusal, and the release of a grant whose WAIT is refused later, are test/stores/redis-wait-refused.spec.ts.
   { name: 'sentinel', seed: 1, minutes: 0.25 },
   { name: 'sentinel-fair', seed: 1, minutes: 0.25 },
   { name: 'sentinel-replicas', seed: 4, minutes: 0.25 },

@@ -38,16 +38,23 @@ export function checkProcesses(model: Model, bounds: Bounds): Violation[] {
 
 /**
  * (g) Same input, same answer: one process both accepted and refused (LockConfigError) a call with the same
- * value of the option named in the error. A call counts as accepted once it got past validation: a grant,
- * a refusal because the key was taken, a store failure or a loss.
+ * value of the option named in the error. A call counts as accepted when the store granted it a lease of
+ * that length (a hold of the same operation): a call that never reached a grant (a re-entrant join runs
+ * under the lease it joins, a store failure or a taken key may end it before the store judged the length)
+ * says nothing of whether the value is accepted.
  */
 export function checkSameAnswer(model: Model): Violation[] {
   const violations: Violation[] = [];
   const seen = new Map<string, { accepted?: number; refused?: number }>();
+  // The length each grant was asked for, as its grant reports it (a locked method's own leaseMs may differ
+  // from what the workload drew for the operation).
+  const granted = new Map(model.holds.map((hold) => [`${hold.actor}/${hold.op}`, hold.leaseMs] as const));
   for (const op of [...model.ops].sort((x, y) => (x.end ?? 0) - (y.end ?? 0))) {
     if (!op.outcome || op.outcome === 'unexpected' || op.outcome === 'shutdown') continue;
+    const grantedMs = granted.get(`${op.actor}/${op.op}`);
+    if (op.outcome !== 'config' && grantedMs === undefined) continue;
     const option = op.outcome === 'config' ? (op.option ?? 'leaseMs') : 'leaseMs';
-    const value = option === 'waitMs' ? op.waitMs : op.leaseMs;
+    const value = option === 'waitMs' ? op.waitMs : (grantedMs ?? op.leaseMs);
     const id = `${op.actor}/${option}=${value}`;
     const entry = seen.get(id) ?? {};
     seen.set(id, entry);

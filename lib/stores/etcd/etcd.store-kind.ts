@@ -1,6 +1,6 @@
 import { LockConfigError } from '../../errors/lock-config.error.js';
 import { redactOptionValue } from '../../support/redact-option-value.js';
-import { refuseForeignConnection, type LockStoreKindDefinition } from '../lock-store-kind.interface.js';
+import { checkedAtStartup, refuseForeignConnection, type LockStoreKindDefinition } from '../lock-store-kind.interface.js';
 import { createEtcdLockStore } from './etcd-client.factory.js';
 import { isEtcdClient, isEtcdEndpoint, type EtcdConnectionOption } from './etcd-connection-option.js';
 
@@ -25,19 +25,8 @@ export const etcdStoreKind: LockStoreKindDefinition<'etcd', EtcdConnectionOption
     return options.etcd;
   },
   refuseForeign: (options, chosen) => refuseForeignConnection('etcd', 'etcd', options, chosen),
-  create: async (connection, { keyPrefix, commandTimeoutMs, leaseMs }) => {
-    const store = await createEtcdLockStore(connection, { keyPrefix, commandTimeoutMs });
-    try {
-      await store.checkLeaseLength(leaseMs);
-    } catch (error) {
-      // A server that does not answer now is the first call's to report; a lease it cannot keep is not.
-      if (error instanceof LockConfigError) {
-        await store.close();
-        throw error;
-      }
-    }
-    return store;
-  },
+  create: async (connection, { keyPrefix, commandTimeoutMs, leaseMs }) =>
+    checkedAtStartup(await createEtcdLockStore(connection, { keyPrefix, commandTimeoutMs }), (store) => store.checkLeaseLength(leaseMs)),
   runbook: {
     flag: 'etcd',
     env: 'ETCD_ENDPOINTS',

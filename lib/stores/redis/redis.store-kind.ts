@@ -1,6 +1,6 @@
 import { LockConfigError } from '../../errors/lock-config.error.js';
 import { booleanOption } from '../../support/boolean-option.js';
-import { refuseForeignConnection, type LockStoreKindDefinition } from '../lock-store-kind.interface.js';
+import { checkedAtStartup, refuseForeignConnection, type LockStoreKindDefinition } from '../lock-store-kind.interface.js';
 import { createRedisConnection } from './connection/redis-client.factory.js';
 import { assertRedisConnectionOption, type RedisConnectionOption } from './connection/redis-connection.option.js';
 import { RedisLockStore } from './redis-lock.store.js';
@@ -80,17 +80,7 @@ export const redisStoreKind: LockStoreKindDefinition<'redis', RedisStoreSettings
   create: async (settings, { keyPrefix, commandTimeoutMs }) => {
     const connection = createRedisConnection(settings.connection, { shardedPubSub: settings.shardedPubSub, closeTimeoutMs: commandTimeoutMs });
     const store = new RedisLockStore(connection, { keyPrefix, commandTimeoutMs, replicas: settings.replicas, fair: settings.fair });
-    if (settings.replicas === 0) return store;
-    try {
-      await store.checkAcknowledgements();
-    } catch (error) {
-      // A server that does not answer now is the first call's to report; one that refuses WAIT is not.
-      if (error instanceof LockConfigError) {
-        await store.close();
-        throw error;
-      }
-    }
-    return store;
+    return settings.replicas === 0 ? store : checkedAtStartup(store, (created) => created.checkAcknowledgements());
   },
   runbook: {
     flag: 'redis',

@@ -1,13 +1,9 @@
 import { closeRedisClient } from '../connection/redis-connection.js';
 import type { RedisClient } from '../connection/redis-client.js';
+import { ChannelSubscriptions } from '../../../support/channel-subscriptions.js';
 
 /** Told each message on a channel; the release channels' messages are empty, the grant channels' not. */
 export type ChannelListener = (message: string) => void;
-
-interface Subscription {
-  readonly listeners: Set<ChannelListener>;
-  readonly ready: Promise<unknown>;
-}
 
 /**
  * Wake-ups for waiters, over one subscriber connection shared by every waiting key and the fair queue's
@@ -16,7 +12,17 @@ interface Subscription {
  */
 export class ReleaseChannel {
   private subscriber?: RedisClient;
-  private readonly subscriptions = new Map<string, Subscription>();
+  private readonly subscriptions = new ChannelSubscriptions<ChannelListener>({
+    subscribe: (channel) => {
+      const client = this.client();
+      return this.sharded ? client.ssubscribe(channel) : client.subscribe(channel);
+    },
+    // A failed UNSUBSCRIBE only leaves a channel with no listener: its messages are ignored.
+    unsubscribe: (channel) => {
+      const subscriber = this.subscriber;
+      (this.sharded ? subscriber?.sunsubscribe(channel) : subscriber?.unsubscribe(channel))?.catch(() => undefined);
+    },
+  });
 
   constructor(
     private readonly connect: () => RedisClient,
@@ -25,30 +31,8 @@ export class ReleaseChannel {
     private readonly closeTimeoutMs: number,
   ) {}
 
-  async listen(channel: string, listener: ChannelListener): Promise<() => void> {
-    let subscription = this.subscriptions.get(channel);
-    if (!subscription) {
-      const client = this.client();
-      subscription = { listeners: new Set(), ready: this.sharded ? client.ssubscribe(channel) : client.subscribe(channel) };
-      this.subscriptions.set(channel, subscription);
-    }
-    subscription.listeners.add(listener);
-    const current = subscription;
-    const stop = (): void => {
-      current.listeners.delete(listener);
-      if (current.listeners.size > 0 || this.subscriptions.get(channel) !== current) return;
-      this.subscriptions.delete(channel);
-      // A failed UNSUBSCRIBE only leaves a channel with no listener: its messages are ignored.
-      const subscriber = this.subscriber;
-      (this.sharded ? subscriber?.sunsubscribe(channel) : subscriber?.unsubscribe(channel))?.catch(() => undefined);
-    };
-    try {
-      await current.ready;
-    } catch (error) {
-      stop();
-      throw error;
-    }
-    return stop;
+  listen(channel: string, listener: ChannelListener): Promise<() => void> {
+    return this.subscriptions.listen(channel, listener);
   }
 
   async close(): Promise<void> {
@@ -62,7 +46,7 @@ export class ReleaseChannel {
     if (!this.subscriber) {
       const subscriber = this.connect();
       subscriber.on(this.sharded ? 'smessage' : 'message', (channel: string, message: string) => {
-        for (const listener of this.subscriptions.get(channel)?.listeners ?? []) listener(message);
+        for (const listener of this.subscriptions.listenersOf(channel)) listener(message);
       });
       this.subscriber = subscriber;
     }
