@@ -15,16 +15,12 @@ import type { CaseRun } from '../../torture/run-case';
  * `known`: invariants that fail on the current code because of a defect in the library. Each is an
  * `it.failing` that names the defect, so `npm test` stays green until the fix, and turns red (the failing
  * test passes) the moment a fix lands: then move it out.
- * `sometimes`: a known defect whose showing depends on timing (whether a stall meets a queued join, a
- * single attempt meets the key it left): not asserted either way, with the defect named; the seed
- * reproduces it with `npm run torture -- --seed S --only <case>`.
  */
 interface SpecRun {
   readonly name: string;
   readonly seed: number;
   readonly minutes: number;
   readonly known?: Partial<Record<Invariant, string>>;
-  readonly sometimes?: Partial<Record<Invariant, string>>;
 }
 
 // The six defects issue 18 named are fixed: every case is asserted clean on every invariant. A defect
@@ -55,7 +51,7 @@ jest.setTimeout(300_000);
 
 describe.each(RUNS)('torture run: $name, seed $seed', (spec) => {
   let run: CaseRun;
-  const known = { ...spec.known, ...spec.sometimes };
+  const known = { ...spec.known };
 
   beforeAll(async () => {
     run = (await runTorture({ cases: [caseNamed(spec.name)], seeds: [spec.seed], minutes: spec.minutes, outDir: OUT }))[0]!;
@@ -78,9 +74,5 @@ describe.each(RUNS)('torture run: $name, seed $seed', (spec) => {
     it.failing(`holds (${invariant}) ${INVARIANT_NAMES[invariant]} — fails today, ${defect}`, () => {
       expect(lines(invariant)).toEqual([]);
     });
-  }
-  for (const [invariant, defect] of Object.entries(spec.sometimes ?? {}) as Array<[Invariant, string]>) {
-    // Not asserted: whether this run shows it depends on timing (see the file comment).
-    it.skip(`holds (${invariant}) ${INVARIANT_NAMES[invariant]} — shows on some runs today, ${defect}`, () => undefined);
   }
 });
