@@ -3,6 +3,7 @@ import { Redis } from 'ioredis';
 import { createRedisConnection } from '../../lib/stores/redis/connection/redis-client.factory';
 import { RedisLockStore } from '../../lib/stores/redis/redis-lock.store';
 import { parseLockValue } from '../../lib/stores/redis/scripts/lock-value';
+import { warmFairScripts } from '../support/fair-scripts';
 import { redisUrl, testPrefix } from '../support/test-prefix';
 
 const TIMEOUT_MS = 1_000;
@@ -18,11 +19,7 @@ describe('fair queue: a join retried after an unknown outcome', () => {
     const store = new RedisLockStore(createRedisConnection(redisUrl()), { keyPrefix: prefix, commandTimeoutMs: TIMEOUT_MS, fair: true });
     const admin = new Redis(redisUrl());
     try {
-      // Every script loaded: the timed-out join then runs for real when the pause ends (no NOSCRIPT).
-      const warm = { key: 'warm-up', token: randomUUID(), leaseMs: 30_000, holder: 'test', deadline: Date.now() + 5_000 };
-      await store.acquireQueued!(warm);
-      await store.acquireQueued!({ ...warm, token: randomUUID(), deadline: Date.now() });
-      await store.release('warm-up', warm.token, 0);
+      await warmFairScripts(store);
       const token = randomUUID();
       // Writes (scripts included) wait in the server; the first join times out, its clean-up and the
       // retry go out behind it, and all run once the pause ends.

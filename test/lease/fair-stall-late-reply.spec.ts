@@ -3,6 +3,7 @@ import { Redis } from 'ioredis';
 import { LockStoreUnavailableError } from '../../lib/index';
 import { createRedisConnection } from '../../lib/stores/redis/connection/redis-client.factory';
 import { RedisLockStore } from '../../lib/stores/redis/redis-lock.store';
+import { warmFairScripts } from '../support/fair-scripts';
 import { redisUrl, testPrefix } from '../support/test-prefix';
 
 const TIMEOUT_MS = 300;
@@ -28,11 +29,7 @@ describe('fair queue: a wait that failed while Redis stalled', () => {
     const store = new RedisLockStore(createRedisConnection(redisUrl()), { keyPrefix: prefix, commandTimeoutMs: TIMEOUT_MS, fair: true });
     const admin = new Redis(redisUrl());
     try {
-      // Every script loaded, so the stalled calls run for real when the pause ends (no NOSCRIPT).
-      const warm = { key: 'warm-up', token: randomUUID(), leaseMs: 30_000, holder: 'test', deadline: Date.now() + 5_000 };
-      await store.acquireQueued!(warm);
-      await store.acquireQueued!({ ...warm, token: randomUUID(), deadline: Date.now() });
-      await store.release('warm-up', warm.token, 0);
+      await warmFairScripts(store);
 
       // A stall well past the wait and every clean-up's own timeout: all of them are given up before it ends.
       const stallEndsAt = Date.now() + TIMEOUT_MS * 10;

@@ -1,7 +1,7 @@
-import { DistributedLockModule, LockConfigError } from '../../lib/index';
+import { LockConfigError } from '../../lib/index';
 import { startEtcdCluster, type EtcdCluster } from '../../scripts/servers/etcd-server';
-import { Test } from '@nestjs/testing';
 import { createLockApp, type LockApp } from '../support/lock-app';
+import { moduleStartError } from '../support/module-start';
 import { testPrefix } from '../support/test-prefix';
 
 /**
@@ -34,18 +34,7 @@ describe('etcd: whether a leaseMs is accepted does not depend on earlier calls',
   });
 
   it('refuses a module leaseMs the server would stretch at startup, naming the option', async () => {
-    // Nest builds the store while it compiles the module: the refusal comes from there.
-    const started = await Test.createTestingModule({
-      imports: [DistributedLockModule.forRoot({ store: 'etcd', etcd: cluster.endpoints, keyPrefix: prefix, leaseMs: 1_000 })],
-    })
-      .compile()
-      .then(
-        async (moduleRef) => {
-          await moduleRef.close();
-          return undefined;
-        },
-        (error: unknown) => error,
-      );
+    const started = await moduleStartError({ store: 'etcd', etcd: cluster.endpoints, keyPrefix: prefix, leaseMs: 1_000 });
     expect(started).toBeInstanceOf(LockConfigError);
     expect((started as LockConfigError).option).toBe('leaseMs');
   });

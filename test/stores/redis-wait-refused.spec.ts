@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { Test } from '@nestjs/testing';
 import { Redis } from 'ioredis';
-import { DistributedLockModule, LockConfigError, LockStoreUnavailableError } from '../../lib/index';
+import { LockConfigError, LockStoreUnavailableError } from '../../lib/index';
 import { createRedisConnection } from '../../lib/stores/redis/connection/redis-client.factory';
 import { RedisLockStore } from '../../lib/stores/redis/redis-lock.store';
+import { moduleStartError } from '../support/module-start';
 import { redisUrl, testPrefix } from '../support/test-prefix';
 
 /**
@@ -41,17 +41,7 @@ describe('Redis: replicas where WAIT is refused', () => {
   });
 
   it('refuses the module at startup with LockConfigError naming replicas', async () => {
-    const started = await Test.createTestingModule({
-      imports: [DistributedLockModule.forRoot({ redis: url, keyPrefix: prefix, replicas: 1 })],
-    })
-      .compile()
-      .then(
-        async (moduleRef) => {
-          await moduleRef.close();
-          return undefined;
-        },
-        (error: unknown) => error,
-      );
+    const started = await moduleStartError({ redis: url, keyPrefix: prefix, replicas: 1 });
     expect(started).toBeInstanceOf(LockConfigError);
     expect((started as LockConfigError).option).toBe('replicas');
     expect((started as Error).message).toMatch(/WAIT/);

@@ -29,6 +29,8 @@ import { LOCK_VALUE_SEPARATOR } from './scripts/lock-value.js';
 import { MARK_WAITED_FOR_SCRIPT } from './scripts/mark-waited-for.script.js';
 import { withParse, type RedisScript, type SentScript } from './scripts/redis-script.js';
 import { RELEASE_SCRIPT, type ReleaseInput } from './scripts/release.script.js';
+import { ownershipTokenProblem } from '../ownership-token.js';
+import { isReplyError } from './commands/redis-command-call.js';
 
 export interface RedisLockStoreOptions {
   readonly keyPrefix: string;
@@ -216,9 +218,10 @@ export class RedisLockStore implements LockStore {
     try {
       await this.commands.run('ping', '*', undefined, (client) => client.wait(0, 0));
     } catch (error) {
-      const cause = error instanceof LockStoreUnavailableError && error.cause instanceof Error ? error.cause.message : '';
-      if (!/ replied /.test(cause)) throw error;
-      throw new LockConfigError('replicas', acknowledgement.replicas, `a server that takes WAIT, which ${cause.replace(/^.* replied /, 'replied ')}; allow it for this user (+wait) or set replicas: 0`);
+      // The cause keeps the reply error's name (RedisCommands.describe): the server answered, and refused.
+      const cause = error instanceof LockStoreUnavailableError && error.cause instanceof Error ? error.cause : undefined;
+      if (!cause || !isReplyError(cause)) throw error;
+      throw new LockConfigError('replicas', acknowledgement.replicas, `a server that takes WAIT (${cause.message}); allow it for this user (+wait) or set replicas: 0`);
     }
   }
 
@@ -239,7 +242,8 @@ export class RedisLockStore implements LockStore {
 
 /** Tokens are written into the lock value between separators (see scripts/lock-value.ts). */
 function tokenError(token: string): Error {
-  if (token === '') return new TypeError('An ownership token must be a non-empty string (LockService makes a random one per acquisition).');
+  const problem = ownershipTokenProblem(token);
+  if (problem) return problem;
   return new TypeError(`An ownership token must not contain "${LOCK_VALUE_SEPARATOR}" (got one of ${token.length} characters).`);
 }
 
