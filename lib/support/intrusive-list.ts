@@ -24,11 +24,6 @@ export class IntrusiveList<N extends ListNode<N>> {
     return this.count;
   }
 
-  /** The oldest node, if any. */
-  get first(): N | undefined {
-    return this.head;
-  }
-
   /** Appends `node`, which must not be in a list. */
   push(node: N): void {
     node.prev = this.tail;
