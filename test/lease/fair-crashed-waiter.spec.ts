@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { RedisKeyLayout } from '../../lib/stores/redis/redis-key-layout';
-import { QUEUE_ENTRY_PATTERN } from '../../lib/stores/redis/scripts/queue.lua';
+import { QUEUE_ENTRY_PATTERN, QUEUE_HEARTBEAT_MS } from '../../lib/stores/redis/scripts/queue.lua';
 import { exitOf, forkWorker, nextMessage } from '../support/child-process';
 import { createLockApp, type LockApp } from '../support/lock-app';
 import { redisUrl, testPrefix } from '../support/test-prefix';
@@ -57,6 +57,27 @@ describe('fair: true — a waiter that crashes or stalls does not hold the queue
     } finally {
       behind.kill('SIGKILL');
       await exitOf(behind);
+    }
+  });
+
+  it('lets the queue of a waiter killed while it stood alone in line expire within two heartbeat leases of its own', async () => {
+    const held = await app.locks.acquire('nightly');
+    const crashed = forkWorker(HOLD_WORKER, [prefix, 'nightly', '30000', '60000'], FAIR);
+    const queueKey = layout.queueKey(layout.lockKey('nightly'));
+    try {
+      await until(async () => (await queueOf('nightly')).length === 1);
+      crashed.kill('SIGKILL');
+      await exitOf(crashed);
+      // Nobody else waits for the key: no hand-off pops the dead entry, only the queue's own TTL removes it.
+      // It must not outlive the dead waiter's heartbeat by more than two more (it stood for 28 s more).
+      const [entry] = await queueOf('nightly');
+      const now = Date.now();
+      const ttl = await redis.pttl(queueKey);
+      expect(ttl).toBeGreaterThan(0);
+      expect(now + ttl).toBeLessThanOrEqual(entry!.expiresAt + 2 * QUEUE_HEARTBEAT_MS);
+    } finally {
+      await held.release();
+      await redis.del(queueKey);
     }
   });
 

@@ -22,7 +22,8 @@ export interface Bounds {
   readonly orphanMs: number;
   /**
    * Fair queues: a dead waiter stands in line for at most its heartbeat lease (2 s) plus one look of the
-   * waiter behind it (a third of it), and a hand-off to it holds the key one more heartbeat.
+   * waiter behind it (a third of it), and a hand-off to it holds the key one more heartbeat. With nobody
+   * behind it, the queue's own TTL (5 s from its last look) removes it two heartbeats after its death.
    */
   readonly queueMs: number;
   /** How long after a fault recovered the store may still be settling (reconnects, a backlog). */

@@ -26,7 +26,10 @@ const lua = new LuaScript(`
 local queued = ARGV[5] ~= ''
 if queued then
   local position = redis.call('RPUSHX', KEYS[3], ARGV[5])
-  if position > 0 then return -position end
+  if position > 0 then
+    redis.call('PEXPIRE', KEYS[3], ${QUEUE_TTL_MS})
+    return -position
+  end
 elseif redis.call('EXISTS', KEYS[3]) == 1 then
   local ttl = redis.call('PTTL', KEYS[1])
   if ttl ~= -2 then

@@ -13,7 +13,7 @@ import { RESERVED_KEY_PREFIX } from '../../../keys/lock-key.js';
  *   heartbeat lease: the entry counts as alive until `clockµs / 1000 + heartbeatMs`, and a hand-off gives
  *   the waiter a TTL of that long (a waiter that crashed holds the key no longer). `instance` names its
  *   store's grant channel and `waiter` the wait within it. The list's own TTL
- *   ({@link QUEUE_TTL_MS}) is renewed by every queue check and now and then by hand-offs: a queue whose
+ *   ({@link QUEUE_TTL_MS}) is renewed by every join, every queue check and now and then by hand-offs: a queue whose
  *   waiters all crashed goes away.
  * - `<prefix>#granted:{tag}<instance>`, the channel on which an instance hears about grants (`g|waiter|fence|proof`)
  *   and about when to look again (`r|waiter|ms`) for its waiters of this hash slot.
@@ -44,11 +44,14 @@ export interface QueueKeys {
 export const QUEUE_HEARTBEAT_MS = 2_000;
 
 /**
- * How long a queue nobody touches lives on: every live waiter renews it at each look at the queue (at
- * least every third of its heartbeat lease, under a second), so a few seconds would do; half a minute
- * leaves room for a waiter's stalls, and a queue whose waiters all died goes with them soon after.
+ * How long a queue nobody touches lives on. Every live waiter renews it when it joins and at each look at
+ * the queue (at least every third of its heartbeat lease), so a queue nobody renewed for this long holds
+ * only entries whose heartbeats ran out at least a lease-and-a-half ago: a waiter killed while it stood
+ * alone in line (nobody behind it to pop its entry at a hand-off) leaves its queue for no longer than two
+ * more heartbeat leases. A waiter stalled for longer than this finds its queue gone and joins again, which
+ * is what its dead entry would have cost it anyway.
  */
-export const QUEUE_TTL_MS = 30_000;
+export const QUEUE_TTL_MS = 2 * QUEUE_HEARTBEAT_MS + 1_000;
 
 /**
  * Defines the locals `queue`, `grants` (the grant channel without its instance), `fenceKey` and `released`
