@@ -55,7 +55,9 @@ export function busyByKey(model: Model, def: TortureCase, bounds: Bounds): Map<s
   for (const h of model.holds) add(h.key, h.grantAt - bounds.orphanMs, storeEnd(h, bounds, model.runEnd, windows, faults));
   for (const op of model.ops) {
     const end = op.end ?? model.runEnd;
-    if (op.outcome && op.outcome !== 'ok' && op.outcome !== 'refused') add(op.key, op.start, settledAfter(faults, end, bounds) + bounds.orphanMs);
+    // On a fair queue such a call may also leave its entry behind (its leave failed or never went out):
+    // a dead entry, which stands its heartbeat and may then be handed the key for one more (queueMs).
+    if (op.outcome && op.outcome !== 'ok' && op.outcome !== 'refused') add(op.key, op.start, settledAfter(faults, end, bounds) + Math.max(bounds.orphanMs, bounds.queueMs));
     const proc = model.procs.get(op.actor);
     for (const p of proc?.pauses ?? []) if (p.from <= end && op.start <= p.to) add(op.key, op.start, Math.max(end, p.to) + bounds.orphanMs);
     if (proc?.killedAt !== undefined && proc.killedAt <= end && op.start <= proc.killedAt) {
