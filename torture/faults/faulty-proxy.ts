@@ -15,8 +15,13 @@ export type ProxyMode =
 interface Pair {
   readonly client: Socket;
   readonly upstream: Socket;
-  /** When the last delayed reply is due, so that replies keep their order. */
-  lastDue: number;
+  /**
+   * Replies delayed and not yet written, in arrival order, each with when it is due. One timer drains
+   * them from the front: a later reply never overtakes an earlier one (TCP does not reorder, and a client
+   * reading replies out of order matches them to the wrong commands).
+   */
+  readonly delayed: Array<{ due: number; chunk: Buffer }>;
+  drain?: NodeJS.Timeout;
   held: Array<{ to: Socket; chunk: Buffer }>;
   dropped: boolean;
 }
@@ -29,7 +34,6 @@ interface Pair {
  */
 export class FaultyProxy {
   private readonly pairs = new Set<Pair>();
-  private readonly timers = new Set<NodeJS.Timeout>();
   private mode: ProxyMode = { kind: 'pass' };
 
   private constructor(
@@ -52,7 +56,9 @@ export class FaultyProxy {
     if (mode.kind === 'cut') for (const pair of this.pairs) pair.client.destroy();
     if (previous.kind === 'hold') {
       for (const pair of this.pairs) {
-        for (const { to, chunk } of pair.held) to.write(chunk);
+        // Requests go up at once; replies queue behind any still delayed, in order.
+        for (const { to, chunk } of pair.held) if (to === pair.upstream) to.write(chunk);
+        for (const { to, chunk } of pair.held) if (to === pair.client) this.reply(pair, chunk);
         pair.held = [];
       }
     }
@@ -60,9 +66,10 @@ export class FaultyProxy {
   }
 
   async close(): Promise<void> {
-    for (const timer of this.timers) clearTimeout(timer);
-    this.timers.clear();
-    for (const pair of this.pairs) pair.client.destroy();
+    for (const pair of this.pairs) {
+      clearTimeout(pair.drain);
+      pair.client.destroy();
+    }
     await new Promise((resolve) => this.server.close(resolve));
   }
 
@@ -72,7 +79,7 @@ export class FaultyProxy {
       return;
     }
     const upstream = connect(this.targetPort, '127.0.0.1');
-    const pair: Pair = { client, upstream, lastDue: 0, held: [], dropped: false };
+    const pair: Pair = { client, upstream, delayed: [], held: [], dropped: false };
     this.pairs.add(pair);
     for (const [socket, other] of [
       [client, upstream],
@@ -81,6 +88,7 @@ export class FaultyProxy {
       socket.on('error', () => other.destroy());
       socket.on('close', () => {
         this.pairs.delete(pair);
+        clearTimeout(pair.drain);
         other.destroy();
       });
     }
@@ -92,19 +100,32 @@ export class FaultyProxy {
   }
 
   private reply(pair: Pair, chunk: Buffer): void {
+    if (pair.client.destroyed) return;
     const mode = this.mode;
     if (mode.kind === 'hold') return void pair.held.push({ to: pair.client, chunk });
     if (mode.kind === 'drop') {
       pair.dropped = true;
       return;
     }
-    const due = Math.max(pair.lastDue, Date.now() + (mode.kind === 'delay' ? mode.ms : 0));
-    if (due <= Date.now() && pair.lastDue <= Date.now()) return void pair.client.write(chunk);
-    pair.lastDue = due;
-    const timer = setTimeout(() => {
-      this.timers.delete(timer);
-      if (!pair.client.destroyed) pair.client.write(chunk);
-    }, due - Date.now());
-    this.timers.add(timer);
+    const due = Date.now() + (mode.kind === 'delay' ? mode.ms : 0);
+    if (pair.delayed.length === 0 && due <= Date.now()) return void pair.client.write(chunk);
+    pair.delayed.push({ due, chunk });
+    if (pair.delayed.length === 1) this.drainLater(pair);
+  }
+
+  /** Writes the delayed replies that are due, from the front, and waits for the next one. */
+  private drainLater(pair: Pair): void {
+    const head = pair.delayed[0];
+    if (!head) return;
+    pair.drain = setTimeout(() => {
+      pair.drain = undefined;
+      while (pair.delayed.length > 0 && pair.delayed[0]!.due <= Date.now()) {
+        const { chunk } = pair.delayed.shift()!;
+        // Dropping: a reply delayed before the drop is thrown away too (the connection is cut after it).
+        if (this.mode.kind === 'drop') pair.dropped = true;
+        else if (!pair.client.destroyed) pair.client.write(chunk);
+      }
+      this.drainLater(pair);
+    }, Math.max(0, head.due - Date.now()));
   }
 }
