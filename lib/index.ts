@@ -4,6 +4,7 @@ export type { LockModuleOptionsFactory } from './options/lock-module-options-fac
 export { LockService, type AcquireOptions, type LockHealth } from './service/lock.service.js';
 export type { WatchdogStatus } from './watchdog/lease.watchdog.js';
 export { Lease } from './lease/lease.js';
+export { LeaseSet } from './lease/lease-set.js';
 export { LockStore, InjectLockStore } from './lock.constants.js';
 export type {
   AcquireResult,

@@ -1,0 +1,80 @@
+import { LeaseLostError } from '../errors/lease-lost.error.js';
+import { LockReentryError } from '../errors/lock-reentry.error.js';
+import type { LeaseContext, LeaseFrame } from '../lease/lease-context.js';
+import { LeaseSet } from '../lease/lease-set.js';
+import type { Lease } from '../lease/lease.js';
+import type { AcquireOptions } from '../options/acquire-options.interface.js';
+import type { LeaseDeferral } from '../transactions/lease-deferral.js';
+import type { TransactionOwnedLeases } from '../transactions/transaction-owned-leases.js';
+
+/** What a multi-key scope runs with: the LockService's context, release after commit, and its acquisition. */
+export interface LeaseSetScopeHost {
+  readonly context: LeaseContext;
+  readonly deferral: LeaseDeferral;
+  readonly owned: TransactionOwnedLeases;
+  isTransactionActive(): boolean;
+  /** All or nothing, within the call's `waitMs`; `keys` are in the global order and held nowhere here. */
+  acquire(keys: readonly string[], options: AcquireOptions): Promise<LeaseSet>;
+}
+
+/**
+ * `withLocks`: runs `fn` holding every key of `keys` (already in the global order), each key exactly as
+ * `withLock` holds one. A key this call chain holds already fails fast with `LockReentryError`, or, with
+ * `reentrant`, is joined (as is one the current transaction holds, which owns it until it completes); the
+ * other keys are then taken all or nothing. Each lease taken here ends its scope as a single lease does:
+ * released now, or held by the transaction the call ran in until that has committed or rolled back. A
+ * business error from `fn` passes through unchanged; a lease of the set lost meanwhile makes the call end in
+ * that lease's `LeaseLostError` (with `fn`'s error, if any, as cause).
+ */
+export async function runWithLocks<T>(
+  host: LeaseSetScopeHost,
+  keys: readonly string[],
+  options: AcquireOptions,
+  fn: (leases: LeaseSet) => Promise<T> | T,
+): Promise<T> {
+  const joined = new Map<string, LeaseFrame>();
+  const inTransaction = host.isTransactionActive();
+  // Every key is looked up before anything is taken, so a refused re-entry leaves nothing held.
+  for (const key of keys) {
+    const holder = host.context.holding(key);
+    if (holder && !options.reentrant) throw new LockReentryError(key);
+    const frame = holder ?? (inTransaction ? host.owned.frameFor(key) : undefined);
+    if (frame) joined.set(key, frame);
+  }
+  const fresh = keys.filter((key) => !joined.has(key));
+  const frames = [...joined.values()];
+  const underJoined = async (index: number): Promise<T> => {
+    if (index < frames.length) return host.context.join(frames[index]!, () => underJoined(index + 1));
+    const taken = fresh.length === 0 ? [] : [...(await host.acquire(fresh, options)).leases.values()];
+    const byKey = new Map<string, Lease>(taken.map((lease) => [lease.key, lease]));
+    const set = new LeaseSet(keys.map((key) => joined.get(key)?.lease ?? byKey.get(key)!));
+    return runLocked(host, taken, () => fn(set));
+  };
+  return underJoined(0);
+}
+
+/** Runs `fn` as the scope of every lease in `taken`, then ends each scope, reporting a loss first. */
+async function runLocked<T>(host: LeaseSetScopeHost, taken: readonly Lease[], fn: () => Promise<T> | T): Promise<T> {
+  const inside = async (index: number): Promise<T> =>
+    index < taken.length ? host.context.run(taken[index]!, () => inside(index + 1)) : await fn();
+  let value: T | undefined;
+  let failed = false;
+  let failure: unknown;
+  try {
+    value = await inside(0);
+  } catch (error) {
+    failed = true;
+    failure = error;
+  }
+  const ended = await Promise.allSettled(taken.map((lease) => host.deferral.endScope(lease)));
+  let lost: LeaseLostError | undefined;
+  for (const outcome of ended) {
+    if (outcome.status !== 'rejected') continue;
+    // A broken transaction integration: the key went back at once (see LeaseDeferral.endScope).
+    if (!(outcome.reason instanceof LeaseLostError)) throw outcome.reason;
+    lost ??= outcome.reason;
+  }
+  if (lost) throw new LeaseLostError(lost.key, lost.reason, failed ? { cause: failure } : undefined);
+  if (failed) throw failure;
+  return value as T;
+}
