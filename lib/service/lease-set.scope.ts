@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { LeaseLostError } from '../errors/lease-lost.error.js';
 import { LockReentryError } from '../errors/lock-reentry.error.js';
 import type { LeaseContext, LeaseFrame } from '../lease/lease-context.js';
@@ -17,40 +18,63 @@ export interface LeaseSetScopeHost {
   acquire(keys: readonly string[], options: AcquireOptions): Promise<LeaseSet>;
 }
 
+/** One running multi-key scope; `open` turns false when it ends (work it left running must not see it). */
+interface SetFrame {
+  readonly set: LeaseSet;
+  open: boolean;
+}
+
 /**
- * `withLocks`: runs `fn` holding every key of `keys` (already in the global order), each key exactly as
- * `withLock` holds one. A key this call chain holds already fails fast with `LockReentryError`, or, with
- * `reentrant`, is joined (as is one the current transaction holds, which owns it until it completes); the
- * other keys are then taken all or nothing. Each lease taken here ends its scope as a single lease does:
- * released now, or held by the transaction the call ran in until that has committed or rolled back. A
- * business error from `fn` passes through unchanged; a lease of the set lost meanwhile makes the call end in
- * that lease's `LeaseLostError` (with `fn`'s error, if any, as cause).
+ * The multi-key scopes of one LockService (`withLocks`, `@DistributedLock({ keys })`), and which one the
+ * current call chain runs in.
  */
-export async function runWithLocks<T>(
-  host: LeaseSetScopeHost,
-  keys: readonly string[],
-  options: AcquireOptions,
-  fn: (leases: LeaseSet) => Promise<T> | T,
-): Promise<T> {
-  const joined = new Map<string, LeaseFrame>();
-  const inTransaction = host.isTransactionActive();
-  // Every key is looked up before anything is taken, so a refused re-entry leaves nothing held.
-  for (const key of keys) {
-    const holder = host.context.holding(key);
-    if (holder && !options.reentrant) throw new LockReentryError(key);
-    const frame = holder ?? (inTransaction ? host.owned.frameFor(key) : undefined);
-    if (frame) joined.set(key, frame);
+export class LeaseSetScopes {
+  private readonly storage = new AsyncLocalStorage<SetFrame>();
+
+  constructor(private readonly host: LeaseSetScopeHost) {}
+
+  /** The set of the innermost multi-key scope still running in this call chain. */
+  current(): LeaseSet | undefined {
+    const frame = this.storage.getStore();
+    return frame?.open ? frame.set : undefined;
   }
-  const fresh = keys.filter((key) => !joined.has(key));
-  const frames = [...joined.values()];
-  const underJoined = async (index: number): Promise<T> => {
-    if (index < frames.length) return host.context.join(frames[index]!, () => underJoined(index + 1));
-    const taken = fresh.length === 0 ? [] : [...(await host.acquire(fresh, options)).leases.values()];
-    const byKey = new Map<string, Lease>(taken.map((lease) => [lease.key, lease]));
-    const set = new LeaseSet(keys.map((key) => joined.get(key)?.lease ?? byKey.get(key)!));
-    return runLocked(host, taken, () => fn(set));
-  };
-  return underJoined(0);
+
+  /**
+   * `withLocks`: runs `fn` holding every key of `keys` (already in the global order), each key exactly as
+   * `withLock` holds one. A key this call chain holds already fails fast with `LockReentryError`, or, with
+   * `reentrant`, is joined (as is one the current transaction holds, which owns it until it completes); the
+   * other keys are then taken all or nothing. Each lease taken here ends its scope as a single lease does:
+   * released now, or held by the transaction the call ran in until that has committed or rolled back. A
+   * business error from `fn` passes through unchanged; a lease of the set lost meanwhile makes the call end in
+   * that lease's `LeaseLostError` (with `fn`'s error, if any, as cause).
+   */
+  async run<T>(keys: readonly string[], options: AcquireOptions, fn: (leases: LeaseSet) => Promise<T> | T): Promise<T> {
+    const { host } = this;
+    const joined = new Map<string, LeaseFrame>();
+    const inTransaction = host.isTransactionActive();
+    // Every key is looked up before anything is taken, so a refused re-entry leaves nothing held.
+    for (const key of keys) {
+      const holder = host.context.holding(key);
+      if (holder && !options.reentrant) throw new LockReentryError(key);
+      const frame = holder ?? (inTransaction ? host.owned.frameFor(key) : undefined);
+      if (frame) joined.set(key, frame);
+    }
+    const fresh = keys.filter((key) => !joined.has(key));
+    const frames = [...joined.values()];
+    const underJoined = async (index: number): Promise<T> => {
+      if (index < frames.length) return host.context.join(frames[index]!, () => underJoined(index + 1));
+      const taken = fresh.length === 0 ? [] : [...(await host.acquire(fresh, options)).leases.values()];
+      const byKey = new Map<string, Lease>(taken.map((lease) => [lease.key, lease]));
+      const set = new LeaseSet(keys.map((key) => joined.get(key)?.lease ?? byKey.get(key)!));
+      const frame: SetFrame = { set, open: true };
+      try {
+        return await this.storage.run(frame, () => runLocked(host, taken, () => fn(set)));
+      } finally {
+        frame.open = false;
+      }
+    };
+    return underJoined(0);
+  }
 }
 
 /** Runs `fn` as the scope of every lease in `taken`, then ends each scope, reporting a loss first. */

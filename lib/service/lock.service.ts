@@ -19,7 +19,7 @@ import { LeaseDeferral } from '../transactions/lease-deferral.js';
 import { TransactionOwnedLeases } from '../transactions/transaction-owned-leases.js';
 import { LeaseWatchdog, type WatchdogStatus } from '../watchdog/lease.watchdog.js';
 import { acquireLeaseSet } from './lease-set.acquisition.js';
-import { runWithLocks, type LeaseSetScopeHost } from './lease-set.scope.js';
+import { LeaseSetScopes } from './lease-set.scope.js';
 
 export type { AcquireOptions } from '../options/acquire-options.interface.js';
 
@@ -43,7 +43,7 @@ export class LockService implements OnModuleInit, OnApplicationBootstrap, OnAppl
   private readonly deferral: LeaseDeferral;
   private readonly context: LeaseContext;
   private readonly acquirer: LeaseAcquirer;
-  private readonly sets: LeaseSetScopeHost;
+  private readonly sets: LeaseSetScopes;
   private unregisterLeaseCheck?: () => void;
 
   constructor(
@@ -78,13 +78,13 @@ export class LockService implements OnModuleInit, OnApplicationBootstrap, OnAppl
       held: this.held,
       assertNotHeldHere: (key) => this.assertNotHeldHere(key),
     });
-    this.sets = {
+    this.sets = new LeaseSetScopes({
       context: this.context,
       deferral: this.deferral,
       owned: this.owned,
       isTransactionActive: () => options.transactionSynchronizer.isTransactionActive(),
       acquire: (keys, acquireOptions) => this.acquireSet(keys, acquireOptions, 'scope') as Promise<LeaseSet>,
-    };
+    });
   }
 
   /**
@@ -207,7 +207,7 @@ export class LockService implements OnModuleInit, OnApplicationBootstrap, OnAppl
   ): Promise<T> {
     const options = typeof optionsOrFn === 'function' ? NO_OPTIONS : optionsOrFn;
     const fn = typeof optionsOrFn === 'function' ? optionsOrFn : maybeFn!;
-    return runWithLocks(this.sets, lockOrder(keys), options, fn);
+    return this.sets.run(lockOrder(keys), options, fn);
   }
 
   private async runLocked<T>(key: string, lease: Lease, fn: (lease: Lease) => Promise<T> | T): Promise<T> {
@@ -235,6 +235,11 @@ export class LockService implements OnModuleInit, OnApplicationBootstrap, OnAppl
   /** The lease of the innermost locked scope (`withLock` or a locked method) running in this call chain. */
   current(): Lease | undefined {
     return this.context.current();
+  }
+
+  /** The lease set of the innermost multi-key scope (`withLocks`, a method locked on `keys`) running in this call chain. */
+  currentLeaseSet(): LeaseSet | undefined {
+    return this.sets.current();
   }
 
   /**
