@@ -11,9 +11,18 @@ import { workerLockOptions } from './worker-store';
  * unit from one account's counter to a total kept under both keys with a read-modify-write of both and an
  * await in between. A call that took the keys in the order it names them would deadlock against a loop that
  * names them the other way round (waitMs is far longer than the test), and any overlap would lose an update.
+ * The two lock keys may be given after the iterations (a Cluster spec picks keys on different masters).
  */
 async function main(): Promise<void> {
-  const [prefix, counterKey, order, loops, iterations] = process.argv.slice(2) as [string, string, string, string, string];
+  const [prefix, counterKey, order, loops, iterations, keyX = 'account:x', keyY = 'account:y'] = process.argv.slice(2) as string[] as [
+    string,
+    string,
+    string,
+    string,
+    string,
+    string?,
+    string?,
+  ];
 
   @Module({ imports: [DistributedLockModule.forRoot(workerLockOptions(prefix, { waitMs: 600_000 }))] })
   class WorkerModule {}
@@ -24,7 +33,7 @@ async function main(): Promise<void> {
   const read = async (key: string): Promise<number> => Number((await redis.get(key)) ?? 0);
   const loop = async (index: number): Promise<void> => {
     const forward = (order === 'forward') === (index % 2 === 0);
-    const keys = forward ? ['account:x', 'account:y'] : ['account:y', 'account:x'];
+    const keys = forward ? [keyX, keyY] : [keyY, keyX];
     for (let i = 0; i < Number(iterations); i++) {
       await locks.withLocks(keys, async () => {
         const x = await read(`${counterKey}:x`);
