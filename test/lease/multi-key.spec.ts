@@ -77,6 +77,22 @@ describe('several keys at once (all or nothing)', () => {
     }
   });
 
+  it('gives back the keys it got when the caller aborts while it waits for the next one', async () => {
+    const blocker = await other.locks.acquire('abort:b');
+    try {
+      const controller = new AbortController();
+      const waiting = app.next('contention', (e) => e.key === 'abort:b');
+      const call = app.locks.acquire(['abort:b', 'abort:a'], { waitMs: 60_000, signal: controller.signal }).catch((e: unknown) => e);
+      await waiting;
+      const reason = new Error('request cancelled');
+      controller.abort(reason);
+      expect(await call).toBe(reason);
+      expect(await app.store.inspect('abort:a')).toBeNull();
+    } finally {
+      await blocker.release();
+    }
+  });
+
   it('tryAcquire of a list resolves null and gives back what it got when one key is taken', async () => {
     const blocker = await other.locks.acquire('try:b');
     try {
@@ -160,5 +176,24 @@ describe('several keys at once (all or nothing)', () => {
       expect(outer.held).toBe(true);
       expect(await app.store.inspect('re:b')).toBeNull();
     });
+  });
+});
+
+describe('several keys at once on the memory store', () => {
+  it('holds all the keys or none, in the global order, as on Redis', async () => {
+    const app = await createLockApp({ store: 'memory', keyPrefix: 'mem:' });
+    try {
+      const blocker = await app.locks.acquire('m:b');
+      expect(await app.locks.tryAcquire(['m:c', 'm:b', 'm:a'])).toBeNull();
+      expect(await app.store.inspect('m:a')).toBeNull();
+      await blocker.release();
+      await app.locks.withLocks(['m:c', 'm:b', 'm:a'], async (set) => {
+        expect(set.keys).toEqual(['m:a', 'm:b', 'm:c']);
+        expect(await app.store.inspect('m:c')).not.toBeNull();
+      });
+      expect(await app.store.inspect('m:c')).toBeNull();
+    } finally {
+      await app.close();
+    }
   });
 });
