@@ -122,7 +122,7 @@ export class LockService implements OnModuleInit, OnApplicationBootstrap, OnAppl
    */
   acquire(keys: readonly string[], options?: AcquireOptions): Promise<LeaseSet>;
   acquire(key: string | readonly string[], options: AcquireOptions = NO_OPTIONS): Promise<Lease | LeaseSet> {
-    if (typeof key !== 'string') return this.acquireSet(key, options, 'acquire') as Promise<LeaseSet>;
+    if (isKeyList(key)) return this.acquireSet(key, options, 'acquire') as Promise<LeaseSet>;
     return this.acquirer.acquire(key, options, options.waitMs ?? this.options.waitMs, 'acquire') as Promise<Lease>;
   }
 
@@ -131,7 +131,7 @@ export class LockService implements OnModuleInit, OnApplicationBootstrap, OnAppl
   /** One attempt per key, all or nothing: the set, or null (nothing kept) if any key is taken. */
   tryAcquire(keys: readonly string[], options?: Omit<AcquireOptions, 'waitMs'>): Promise<LeaseSet | null>;
   tryAcquire(key: string | readonly string[], options: Omit<AcquireOptions, 'waitMs'> = NO_OPTIONS): Promise<Lease | LeaseSet | null> {
-    if (typeof key !== 'string') return this.acquireSet(key, options, 'try');
+    if (isKeyList(key)) return this.acquireSet(key, options, 'try');
     return this.acquirer.acquire(key, options, 0, 'try');
   }
 
@@ -277,6 +277,11 @@ export class LockService implements OnModuleInit, OnApplicationBootstrap, OnAppl
       throw new LockReentryError(key, 'transaction');
     }
   }
+}
+
+/** A list of keys (several at once); anything else goes the single-key way, which says what is wrong with it. */
+function isKeyList(key: string | readonly string[]): key is readonly string[] {
+  return typeof key !== 'string' && Array.isArray(key);
 }
 
 /** Shared by every call that passes no options: nothing to allocate. */

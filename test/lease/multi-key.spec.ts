@@ -93,6 +93,12 @@ describe('several keys at once (all or nothing)', () => {
     }
   });
 
+  it('keeps every key until minHoldMs after its grant once withLocks ends, as for one key', async () => {
+    await app.locks.withLocks(['mh:b', 'mh:a'], { minHoldMs: 60_000 }, async () => 'ran');
+    expect(await other.locks.tryAcquire(['mh:a'])).toBeNull();
+    expect(await other.locks.tryAcquire('mh:b')).toBeNull();
+  });
+
   it('tryAcquire of a list resolves null and gives back what it got when one key is taken', async () => {
     const blocker = await other.locks.acquire('try:b');
     try {
@@ -109,6 +115,7 @@ describe('several keys at once (all or nothing)', () => {
   it('rejects an empty list and a bad key before taking anything', async () => {
     await expect(app.locks.acquire([])).rejects.toBeInstanceOf(LockKeyError);
     await expect(app.locks.acquire(['bad:a', ''])).rejects.toBeInstanceOf(LockKeyError);
+    await expect(app.locks.acquire(undefined as never)).rejects.toThrow(/must be a string/);
     expect(await app.store.inspect('bad:a')).toBeNull();
   });
 
