@@ -1,10 +1,19 @@
 import { LockNotAcquiredError } from '../errors/lock-not-acquired.error.js';
-import { LeaseSet } from '../lease/lease-set.js';
+import type { LeaseFrame } from '../lease/lease-context.js';
 import type { Lease } from '../lease/lease.js';
 import { durationOption } from '../support/duration-option.js';
 
-/** Takes one key within `waitMs` (the single-key acquisition): a lease, or null when a one-shot try found it taken. */
-export type AcquireOneKey = (key: string, waitMs: number) => Promise<Lease | null>;
+/**
+ * Takes one key within `waitMs` (the single-key acquisition): a lease, null when a one-shot try found it
+ * taken, or, inside a transaction, the frame of the lease a sibling of it left to the transaction meanwhile.
+ */
+export type AcquireOneKey = (key: string, waitMs: number) => Promise<Lease | LeaseFrame | null>;
+
+/** What an all-or-nothing acquisition got: the leases it took, in key order, and the frames it is to join. */
+export interface AcquiredKeys {
+  readonly taken: readonly Lease[];
+  readonly joined: ReadonlyMap<string, LeaseFrame>;
+}
 
 const ignore = (): void => undefined;
 
@@ -18,26 +27,32 @@ const ignore = (): void => undefined;
  * and none did) before the call ends: null for a one-shot try, otherwise the error, a `LockNotAcquiredError`
  * naming the key that stayed taken and the time the whole call waited.
  */
-export async function acquireLeaseSet(keys: readonly string[], waitMs: number, acquireOne: AcquireOneKey): Promise<LeaseSet | null> {
+export async function acquireKeys(keys: readonly string[], waitMs: number, acquireOne: AcquireOneKey): Promise<AcquiredKeys | null> {
   durationOption('waitMs', waitMs, 0);
   const startedAt = Date.now();
   const deadline = startedAt + waitMs;
   const taken: Lease[] = [];
+  const joined = new Map<string, LeaseFrame>();
   try {
     for (const key of keys) {
-      const lease = await acquireOne(key, Math.max(0, deadline - Date.now()));
-      if (!lease) {
+      const got = await acquireOne(key, Math.max(0, deadline - Date.now()));
+      if (!got) {
         await giveBack(taken);
         return null;
       }
-      taken.push(lease);
+      if (isFrame(got)) joined.set(key, got);
+      else taken.push(got);
     }
   } catch (error) {
     await giveBack(taken);
     if (error instanceof LockNotAcquiredError) throw new LockNotAcquiredError(error.key, Date.now() - startedAt);
     throw error;
   }
-  return new LeaseSet(taken);
+  return { taken, joined };
+}
+
+function isFrame(got: Lease | LeaseFrame): got is LeaseFrame {
+  return 'parent' in got;
 }
 
 /**

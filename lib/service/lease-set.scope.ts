@@ -4,9 +4,12 @@ import { LockReentryError } from '../errors/lock-reentry.error.js';
 import type { LeaseContext, LeaseFrame } from '../lease/lease-context.js';
 import { LeaseSet } from '../lease/lease-set.js';
 import type { Lease } from '../lease/lease.js';
+import { acquireKeys, type AcquireOneKey } from './lease-set.acquisition.js';
 import type { AcquireOptions } from '../options/acquire-options.interface.js';
 import type { LeaseDeferral } from '../transactions/lease-deferral.js';
 import type { TransactionOwnedLeases } from '../transactions/transaction-owned-leases.js';
+
+const ignore = (): void => undefined;
 
 /** What a multi-key scope runs with: the LockService's context, release after commit, and its acquisition. */
 export interface LeaseSetScopeHost {
@@ -14,8 +17,10 @@ export interface LeaseSetScopeHost {
   readonly deferral: LeaseDeferral;
   readonly owned: TransactionOwnedLeases;
   isTransactionActive(): boolean;
-  /** All or nothing, within the call's `waitMs`; `keys` are in the global order and held nowhere here. */
-  acquire(keys: readonly string[], options: AcquireOptions): Promise<LeaseSet>;
+  /** The single-key acquisition of a scope (the caller looked for the key in its chain already). */
+  acquireKey(key: string, options: AcquireOptions, waitMs: number): Promise<Lease>;
+  /** The call's `waitMs`, or the module's. */
+  waitMs(options: AcquireOptions): number;
 }
 
 /** One running multi-key scope; `open` turns false when it ends (work it left running must not see it). */
@@ -60,12 +65,16 @@ export class LeaseSetScopes {
       if (frame) joined.set(key, frame);
     }
     const fresh = keys.filter((key) => !joined.has(key));
+    const acquired = fresh.length === 0 ? undefined : await acquireKeys(fresh, host.waitMs(options), this.acquireOne(options, inTransaction));
+    const taken = acquired?.taken ?? [];
+    for (const [key, frame] of acquired?.joined ?? []) joined.set(key, frame);
+    const byKey = new Map<string, Lease>(taken.map((lease) => [lease.key, lease]));
+    const set = new LeaseSet(keys.map((key) => joined.get(key)?.lease ?? byKey.get(key)!));
     const frames = [...joined.values()];
+    let started = false;
     const underJoined = async (index: number): Promise<T> => {
       if (index < frames.length) return host.context.join(frames[index]!, () => underJoined(index + 1));
-      const taken = fresh.length === 0 ? [] : [...(await host.acquire(fresh, options)).leases.values()];
-      const byKey = new Map<string, Lease>(taken.map((lease) => [lease.key, lease]));
-      const set = new LeaseSet(keys.map((key) => joined.get(key)?.lease ?? byKey.get(key)!));
+      started = true;
       const frame: SetFrame = { set, open: true };
       try {
         return await this.storage.run(frame, () => runLocked(host, taken, () => fn(set)));
@@ -73,7 +82,37 @@ export class LeaseSetScopes {
         frame.open = false;
       }
     };
-    return underJoined(0);
+    try {
+      return await underJoined(0);
+    } finally {
+      // A joined lease found lost before the body ran: the keys taken for it go back at once.
+      if (!started) await Promise.all(taken.map((lease) => lease.release().catch(ignore)));
+    }
+  }
+
+  /**
+   * One key of a scope. Inside a transaction, a key it already owns is joined, and a wait for a key is cut
+   * short when a concurrent sibling of the transaction leaves that key to it (its lease is then joined
+   * instead: waiting would last until the COMMIT this call is part of), as `withLock` does for one key.
+   * Looked up right before the wait starts, with nothing awaited in between, so no hand-over slips past.
+   */
+  private acquireOne(options: AcquireOptions, inTransaction: boolean): AcquireOneKey {
+    const { host } = this;
+    return async (key, waitMs) => {
+      const owned = inTransaction ? host.owned.frameFor(key) : undefined;
+      if (owned) return owned;
+      const siblings = inTransaction ? host.owned.watchSiblings(key, options.signal) : undefined;
+      if (!siblings) return host.acquireKey(key, options, waitMs);
+      try {
+        return await host.acquireKey(key, { ...options, signal: siblings.signal }, waitMs);
+      } catch (error) {
+        const frame = siblings.joinable(error);
+        if (!frame) throw error;
+        return frame;
+      } finally {
+        siblings.done();
+      }
+    };
   }
 }
 

@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
-import { LeaseAcquirer, type AcquisitionKind } from '../acquisition/lease-acquirer.js';
+import { LeaseAcquirer } from '../acquisition/lease-acquirer.js';
 import { LocalFifo } from '../acquisition/local-fifo.js';
 import { ShutdownGate } from '../acquisition/shutdown-gate.js';
 import { LeaseLostError } from '../errors/lease-lost.error.js';
@@ -7,7 +7,7 @@ import { LockReentryError } from '../errors/lock-reentry.error.js';
 import { LockEvents } from '../events/lock-events.js';
 import { LeaseContext } from '../lease/lease-context.js';
 import type { LeaseHost } from '../lease/lease-host.interface.js';
-import type { LeaseSet } from '../lease/lease-set.js';
+import { LeaseSet } from '../lease/lease-set.js';
 import type { Lease } from '../lease/lease.js';
 import { lockOrder } from '../keys/lock-order.js';
 import { RESOLVED_LOCK_OPTIONS } from '../lock.internal-constants.js';
@@ -18,7 +18,7 @@ import { registerHeldLeaseCheck } from '../transactions/held-leases.js';
 import { LeaseDeferral } from '../transactions/lease-deferral.js';
 import { TransactionOwnedLeases } from '../transactions/transaction-owned-leases.js';
 import { LeaseWatchdog, type WatchdogStatus } from '../watchdog/lease.watchdog.js';
-import { acquireLeaseSet } from './lease-set.acquisition.js';
+import { acquireKeys } from './lease-set.acquisition.js';
 import { LeaseSetScopes } from './lease-set.scope.js';
 
 export type { AcquireOptions } from '../options/acquire-options.interface.js';
@@ -83,7 +83,8 @@ export class LockService implements OnModuleInit, OnApplicationBootstrap, OnAppl
       deferral: this.deferral,
       owned: this.owned,
       isTransactionActive: () => options.transactionSynchronizer.isTransactionActive(),
-      acquire: (keys, acquireOptions) => this.acquireSet(keys, acquireOptions, 'scope') as Promise<LeaseSet>,
+      acquireKey: (key, acquireOptions, waitMs) => this.acquirer.acquire(key, acquireOptions, waitMs, 'scope') as Promise<Lease>,
+      waitMs: (acquireOptions) => acquireOptions.waitMs ?? options.waitMs,
     });
   }
 
@@ -136,16 +137,16 @@ export class LockService implements OnModuleInit, OnApplicationBootstrap, OnAppl
   }
 
   /**
-   * Several keys through the single-key acquisition (see `acquireLeaseSet`). `'scope'`: a `withLocks`
-   * whose keys are already ordered and were looked for in the call chain; otherwise they are checked here,
-   * every one before any is taken.
+   * Several keys through the single-key acquisition (see `acquireKeys`), every one checked against the call
+   * chain and its transaction before any is taken.
    */
-  private async acquireSet(keys: readonly string[], options: AcquireOptions, kind: AcquisitionKind): Promise<LeaseSet | null> {
-    const ordered = kind === 'scope' ? keys : lockOrder(keys);
-    if (kind !== 'scope') for (const key of ordered) this.assertNotHeldHere(key);
+  private async acquireSet(keys: readonly string[], options: AcquireOptions, kind: 'try' | 'acquire'): Promise<LeaseSet | null> {
+    const ordered = lockOrder(keys);
+    for (const key of ordered) this.assertNotHeldHere(key);
     const waitMs = kind === 'try' ? 0 : (options.waitMs ?? this.options.waitMs);
     const perKey = kind === 'try' ? 'try' : 'scope';
-    return acquireLeaseSet(ordered, waitMs, (key, remainingMs) => this.acquirer.acquire(key, options, remainingMs, perKey));
+    const got = await acquireKeys(ordered, waitMs, (key, remainingMs) => this.acquirer.acquire(key, options, remainingMs, perKey));
+    return got && new LeaseSet(got.taken);
   }
 
   /** The lease of a scope (`withLock`, locked methods), whose caller looked for the key in its chain already. */

@@ -57,4 +57,34 @@ describe('several keys at once, released after commit', () => {
     expect(app.timeline.entries).not.toContain('COMMIT');
     expect(await app.counters.value('lost-a')).toBe(0);
   });
+
+  it('lets a withLocks already waiting for a key join it when a sibling of the same transaction leaves it to the transaction', async () => {
+    await app.counters.reset('shared');
+    await app.counters.reset('own');
+    const waiting = new Promise<void>((resolve) => {
+      const off = app.events.on('contention', (e) => {
+        if (e.key !== 'counter:shared') return;
+        off();
+        resolve();
+      });
+    });
+    await app.counters.outer(async () => {
+      await Promise.all([
+        // The sibling takes the shared key first and ends its scope only once withLocks waits for it.
+        app.counters.locks.withLock('counter:shared', async () => {
+          await app.counters.readModifyWrite('shared');
+          await waiting;
+        }),
+        app.counters.locks.withLocks(['counter:own', 'counter:shared'], { waitMs: 5_000 }, async () => {
+          await app.counters.readModifyWrite('shared');
+          await app.counters.readModifyWrite('own');
+        }),
+      ]);
+    });
+    expect(await app.counters.value('shared')).toBe(2);
+    expect(await app.counters.value('own')).toBe(1);
+    const { entries } = app.timeline;
+    expect(entries.filter((entry) => entry === 'released counter:shared')).toHaveLength(1);
+    expect(entries.indexOf('released counter:shared')).toBeGreaterThan(entries.indexOf('COMMIT'));
+  });
 });
