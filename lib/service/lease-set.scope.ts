@@ -23,9 +23,13 @@ export interface LeaseSetScopeHost {
   waitMs(options: AcquireOptions): number;
 }
 
-/** One running multi-key scope; `open` turns false when it ends (work it left running must not see it). */
+/**
+ * One multi-key scope; `open` turns false when it ends: work it left running (a timer, `void this.audit()`)
+ * must not see its set, but still sees the set of an enclosing scope that runs on.
+ */
 interface SetFrame {
   readonly set: LeaseSet;
+  readonly parent: SetFrame | undefined;
   open: boolean;
 }
 
@@ -40,8 +44,9 @@ export class LeaseSetScopes {
 
   /** The set of the innermost multi-key scope still running in this call chain. */
   current(): LeaseSet | undefined {
-    const frame = this.storage.getStore();
-    return frame?.open ? frame.set : undefined;
+    let frame = this.storage.getStore();
+    while (frame && !frame.open) frame = frame.parent;
+    return frame?.set;
   }
 
   /**
@@ -75,7 +80,7 @@ export class LeaseSetScopes {
     const underJoined = async (index: number): Promise<T> => {
       if (index < frames.length) return host.context.join(frames[index]!, () => underJoined(index + 1));
       started = true;
-      const frame: SetFrame = { set, open: true };
+      const frame: SetFrame = { set, parent: this.storage.getStore(), open: true };
       try {
         return await this.storage.run(frame, () => runLocked(host, taken, () => fn(set)));
       } finally {

@@ -169,6 +169,23 @@ describe('several keys at once (all or nothing)', () => {
     expect(await app.store.inspect('wlost:b')).toBeNull();
   });
 
+  it('shows the innermost running multi-key scope’s set through currentLeaseSet(), and none once it ended', async () => {
+    let detached!: Promise<unknown>;
+    let release!: () => void;
+    const later = new Promise<void>((resolve) => (release = resolve));
+    await app.locks.withLocks(['cur:a', 'cur:b'], async (outer) => {
+      expect(app.locks.currentLeaseSet()).toBe(outer);
+      await app.locks.withLocks(['cur:c'], async (inner) => {
+        expect(app.locks.currentLeaseSet()).toBe(inner);
+        // Work the inner scope leaves running sees the outer set once the inner scope has ended.
+        detached = later.then(() => app.locks.currentLeaseSet());
+      });
+      release();
+      expect(await detached).toBe(outer);
+    });
+    expect(app.locks.currentLeaseSet()).toBeUndefined();
+  });
+
   it('fails fast with LockReentryError when the call chain holds one of the keys, and joins it when reentrant', async () => {
     await app.locks.withLock('re:a', async (outer) => {
       await expect(app.locks.withLocks(['re:b', 're:a'], async () => 'never')).rejects.toBeInstanceOf(LockReentryError);
