@@ -4,6 +4,7 @@ export type { LockModuleOptionsFactory } from './options/lock-module-options-fac
 export { LockService, type AcquireOptions, type LockHealth } from './service/lock.service.js';
 export type { WatchdogStatus } from './watchdog/lease.watchdog.js';
 export { Lease } from './lease/lease.js';
+export { LeaseSet } from './lease/lease-set.js';
 export { LockStore, InjectLockStore } from './lock.constants.js';
 export type {
   AcquireResult,
@@ -73,7 +74,15 @@ export type { TransactionSynchronizer, TransactionOutcome } from './transactions
 export { trackTransaction, trackedTransactions, type TrackTransactionOptions } from './transactions/transaction-scope.js';
 export { assertLeasesHeld } from './transactions/held-leases.js';
 export { DistributedLock, type DistributedLockDecorator } from './method-lock/distributed-lock.decorator.js';
-export type { DistributedLockOptions, LockKeyFunction, OnLockedPolicy } from './method-lock/distributed-lock-options.interface.js';
+export type {
+  DistributedLockOptions,
+  LockedMethodOptions,
+  LockKeyFunction,
+  LockKeysFunction,
+  MultiKeyLockOptions,
+  OnLockedPolicy,
+  SingleKeyLockOptions,
+} from './method-lock/distributed-lock-options.interface.js';
 export { encodeKeySegment, type KeySegmentValue } from './keys/key-segment.encoding.js';
 export { LockErrorFilter, LockNotAcquiredFilter } from './http/lock-error.filter.js';
 export { lockErrorResponse, type LockErrorBody, type LockConflictBody, type LockErrorResponse } from './http/lock-error.responses.js';

@@ -43,7 +43,7 @@ export class Lease implements AsyncDisposable, WatchedLease {
   /** @internal Set when the lease is lost; the reason its signal aborts with. */
   declare lostError?: LeaseLostError;
   private readonly grantedAt = Date.now();
-  private readonly minHoldMs: number;
+  private minHoldMs: number;
   private readonly expiry = new LeaseDeadline();
   private state: LeaseState = 'held';
   declare private releasing?: Promise<void>;
@@ -243,6 +243,11 @@ export class Lease implements AsyncDisposable, WatchedLease {
     if (this.state !== 'held') return;
     this.onLost('shutdown');
     await this.host.store.release(this.key, this.token, this.keptMs()).catch(ignore);
+  }
+
+  /** @internal A multi-key acquisition that failed gives this key back at once: its work never ran. */
+  waiveMinHold(): void {
+    this.minHoldMs = 0;
   }
 
   private keptMs(): number {

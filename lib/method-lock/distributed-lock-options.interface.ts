@@ -5,6 +5,12 @@
 export type LockKeyFunction<A extends unknown[] = any[]> = (...args: A) => string;
 
 /**
+ * Builds the keys of a multi-key lock from the method's own arguments (see `keys`). Wrap argument values in
+ * `encodeKeySegment()` to get the same protection templates give.
+ */
+export type LockKeysFunction<A extends unknown[] = any[]> = (...args: A) => readonly string[];
+
+/**
  * What a locked method does when the key stays taken for the whole `waitMs`:
  * - `'throw'`: reject with `LockNotAcquiredError` (an HTTP client sees 409 Conflict);
  * - `'skip'`: resolve `undefined` without running the method (cron jobs);
@@ -12,8 +18,14 @@ export type LockKeyFunction<A extends unknown[] = any[]> = (...args: A) => strin
  */
 export type OnLockedPolicy<A extends unknown[] = any[]> = 'throw' | 'skip' | ((...args: A) => unknown);
 
-/** Options of `@DistributedLock`. Unset durations come from the module options. */
-export interface DistributedLockOptions<A extends unknown[] = any[]> {
+/**
+ * Options of `@DistributedLock`: one key (`key`) or several taken all or nothing (`keys`), never both.
+ * Unset durations come from the module options.
+ */
+export type DistributedLockOptions<A extends unknown[] = any[]> = SingleKeyLockOptions<A> | MultiKeyLockOptions<A>;
+
+/** `@DistributedLock` on one key. */
+export interface SingleKeyLockOptions<A extends unknown[] = any[]> extends LockedMethodOptions<A> {
   /**
    * `'order:{orderId}'` (placeholders name parameters; paths like `{dto.order.id}` reach into them; values
    * are encoded so they cannot collide or escape their namespace), or a function of the arguments.
@@ -26,6 +38,25 @@ export interface DistributedLockOptions<A extends unknown[] = any[]> {
    * key); `undefined`, `null`, `''`, objects and arrays throw `LockKeyError` at call time.
    */
   key: string | LockKeyFunction<A>;
+  keys?: never;
+}
+
+/** `@DistributedLock` on several keys at once, all or nothing. */
+export interface MultiKeyLockOptions<A extends unknown[] = any[]> extends LockedMethodOptions<A> {
+  /**
+   * Several keys, each written as `key` is (`['account:{from}', 'account:{to}']`, every template checked at
+   * startup), or a function of the arguments returning them. The call holds all of them or none: they are
+   * taken one by one in one global order (the byte order of the key, whatever order they are named in;
+   * duplicates collapse), so calls naming overlapping sets in different orders never deadlock; `waitMs`
+   * bounds the whole acquisition, and keys taken before one that stays taken are given back. Each key has
+   * its own lease and fencing token (`LockService.currentLeaseSet()`); losing any one is losing the call.
+   */
+  keys: readonly string[] | LockKeysFunction<A>;
+  key?: never;
+}
+
+/** What every `@DistributedLock` takes besides its key(s). */
+export interface LockedMethodOptions<A extends unknown[] = any[]> {
   /**
    * How long to wait for a held key; 0 = one attempt.
    * @default module `waitMs` (5000)

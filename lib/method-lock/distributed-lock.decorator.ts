@@ -1,7 +1,7 @@
 import { LockConfigError } from '../errors/lock-config.error.js';
 import { lockedCall } from './lock.interceptor.js';
 import { copyMethodMetadata, wrapMethod } from './copy-method-metadata.js';
-import type { DistributedLockOptions, LockKeyFunction } from './distributed-lock-options.interface.js';
+import type { DistributedLockOptions, LockKeyFunction, LockedMethodOptions } from './distributed-lock-options.interface.js';
 import { LOCKED_METHOD } from '../lock.internal-constants.js';
 import { LockedMethod, ownLockedMethod, recordLockedMethod } from './locked-method.js';
 
@@ -50,11 +50,11 @@ export type DistributedLockDecorator<A extends unknown[]> = <T extends AnyAsyncM
 export function DistributedLock<A extends unknown[] = any[]>(options: DistributedLockOptions<A>): DistributedLockDecorator<A>;
 export function DistributedLock<A extends unknown[] = any[]>(
   key: string | LockKeyFunction<A>,
-  options?: Omit<DistributedLockOptions<A>, 'key'>,
+  options?: LockedMethodOptions<A>,
 ): DistributedLockDecorator<A>;
 export function DistributedLock(
   keyOrOptions: string | LockKeyFunction | DistributedLockOptions,
-  maybeOptions?: Omit<DistributedLockOptions, 'key'>,
+  maybeOptions?: LockedMethodOptions,
 ): DistributedLockDecorator<any[]> {
   const options: DistributedLockOptions =
     typeof keyOrOptions === 'string' || typeof keyOrOptions === 'function'
@@ -71,7 +71,7 @@ export function DistributedLock(
       throw new LockConfigError(where, 'a static method', 'an instance method of a provider or controller');
     }
     if (ownLockedMethod(target, propertyKey)) {
-      throw new LockConfigError(where, 'a second @DistributedLock', 'one @DistributedLock per method (lock further keys with LockService)');
+      throw new LockConfigError(where, 'a second @DistributedLock', 'one @DistributedLock per method (several keys at once: `keys`)');
     }
     // TypeScript defines the decorated property only after all decorators ran, so the prototype still holds
     // the method as written, even when a decorator below this one already wrapped `descriptor.value`.

@@ -12,7 +12,7 @@ import { applyOnLocked } from './on-locked.policy.js';
  *
  * 1. Finds the `LockService` of the application that owns `this` (fails if there is none).
  * 2. Builds the key from the arguments (`LockKeyError` before any I/O).
- * 3. Runs the method inside `LockService.withLock`, which owns the rest: acquire within `waitMs`, the async
+ * 3. Runs the method inside `LockService.withLock` (`withLocks` for `keys`), which owns the rest: acquire within `waitMs`, the async
  *    context that makes `current()` work, re-entry, renewal, release (after commit, where configured),
  *    business errors passed through unchanged, and `LeaseLostError` when the lease was lost meanwhile.
  * 4. Applies `onLocked` only when this call's own acquisition failed: a `LockNotAcquiredError` thrown by a
@@ -24,7 +24,7 @@ export async function lockedCall(method: LockedMethod, thisArg: unknown, args: u
   // A method that slipped past the startup check (plain JavaScript, @ts-ignore) and returned a plain value
   // once is refused from then on, before its body runs again.
   if (method.returnedPlainValue !== undefined) throw syncMethodError(method, method.returnedPlainValue);
-  let key: string;
+  let key: string | readonly string[];
   try {
     key = prepared.resolveKey(thisArg, args);
   } catch (error) {
@@ -33,7 +33,7 @@ export async function lockedCall(method: LockedMethod, thisArg: unknown, args: u
   }
   let started = false;
   try {
-    return await locks.withLock(key, prepared.acquire, () => {
+    const body = (): PromiseLike<unknown> => {
       started = true;
       const result: unknown = method.invoke.apply(thisArg, args);
       if (!isThenable(result)) {
@@ -41,7 +41,8 @@ export async function lockedCall(method: LockedMethod, thisArg: unknown, args: u
         throw syncMethodError(method, method.returnedPlainValue);
       }
       return result;
-    });
+    };
+    return await (typeof key === 'string' ? locks.withLock(key, prepared.acquire, body) : locks.withLocks(key, prepared.acquire, body));
   } catch (error) {
     if (started || !(error instanceof LockNotAcquiredError)) throw error;
     return await applyOnLocked(prepared.onLocked, error, thisArg, args);

@@ -8,9 +8,10 @@ import { parameterNames } from '../keys/method-parameter-names.js';
 import type { LockedMethod, PreparedLock } from './locked-method.js';
 import type { LockKeyFunction } from './distributed-lock-options.interface.js';
 import { isOnLockedPolicy } from './on-locked.policy.js';
+import { prepareLockKeys } from './lock-keys.preparation.js';
 import { booleanOption } from '../support/boolean-option.js';
 
-const KNOWN_OPTIONS = new Set(['key', 'waitMs', 'leaseMs', 'minHoldMs', 'reentrant', 'onLocked', 'name']);
+const KNOWN_OPTIONS = new Set(['key', 'keys', 'waitMs', 'leaseMs', 'minHoldMs', 'reentrant', 'onLocked', 'name']);
 
 /**
  * Checks a locked method once, at startup, and compiles its key: unknown or invalid options, a method that
@@ -30,7 +31,7 @@ export function prepareLockedMethod(method: LockedMethod): PreparedLock {
   const duration = (name: 'waitMs' | 'leaseMs' | 'minHoldMs', min: number): number | undefined =>
     options[name] === undefined ? undefined : durationOption(`${name} of ${where}`, options[name], min);
   // Events and metrics name the lock by its template, never by the key a call renders from it.
-  const name = nameOption(`name of ${where}`, options.name) ?? (typeof options.key === 'string' ? options.key : label);
+  const name = nameOption(`name of ${where}`, options.name) ?? defaultName(method);
   const acquire = {
     waitMs: duration('waitMs', 0),
     leaseMs: duration('leaseMs', 10),
@@ -43,12 +44,25 @@ export function prepareLockedMethod(method: LockedMethod): PreparedLock {
   if (!isOnLockedPolicy(onLocked)) throw new LockConfigError(`onLocked of ${where}`, onLocked, `'throw', 'skip' or a fallback function`);
 
   const prepared: PreparedLock = {
-    resolveKey: typeof options.key === 'function' ? keyFunction(options.key, label) : keyTemplate(method),
+    resolveKey:
+      options.keys !== undefined
+        ? prepareLockKeys(method, where)
+        : typeof options.key === 'function'
+          ? keyFunction(options.key, label)
+          : keyTemplate(method),
     acquire: Object.fromEntries(Object.entries(acquire).filter(([, value]) => value !== undefined)),
     onLocked,
   };
   method.prepared = prepared;
   return prepared;
+}
+
+/** The key template (`keys`' templates joined by `,`), or `Class.method` for a key function. */
+function defaultName(method: LockedMethod): string {
+  const { key, keys } = method.options;
+  if (typeof key === 'string') return key;
+  if (Array.isArray(keys) && keys.every((template) => typeof template === 'string')) return keys.join(',');
+  return method.label;
 }
 
 function keyTemplate(method: LockedMethod): PreparedLock['resolveKey'] {

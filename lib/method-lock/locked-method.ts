@@ -7,8 +7,8 @@ type AnyFunction = (...args: any[]) => any;
 
 /** What the explorer makes of a locked method at startup: checked options and a compiled key. */
 export interface PreparedLock {
-  /** The key (without the module prefix) for one call. Throws `LockKeyError`. */
-  resolveKey(thisArg: unknown, args: unknown[]): string;
+  /** The key (without the module prefix) for one call, or the keys of a `keys` lock. Throws `LockKeyError`. */
+  resolveKey(thisArg: unknown, args: unknown[]): string | readonly string[];
   readonly acquire: AcquireOptions;
   readonly onLocked: OnLockedPolicy;
 }

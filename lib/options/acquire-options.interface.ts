@@ -2,10 +2,14 @@
 export interface AcquireOptions {
   /** @default module `leaseMs` (30000) */
   leaseMs?: number;
-  /** 0 = one attempt. @default module `waitMs` (5000) */
+  /**
+   * 0 = one attempt. For a list of keys, the bound of the whole acquisition (each key waits for what is left).
+   * @default module `waitMs` (5000)
+   */
   waitMs?: number;
   /**
-   * Keep the key at least this long after the grant, even if released earlier (cron de-duplication).
+   * Keep the key at least this long after the grant, even if released earlier (cron de-duplication). For a
+   * list of keys, each key; keys given back by an all-or-nothing attempt that failed are not kept.
    * @default 0
    */
   minHoldMs?: number;
@@ -17,7 +21,7 @@ export interface AcquireOptions {
   /** Stops waiting; an attempt that succeeds after the abort is released at once. */
   signal?: AbortSignal;
   /**
-   * In `withLock` (and locked methods): if this call chain already holds the key, run inside that lease
+   * In `withLock`, `withLocks` (per key) and locked methods: if this call chain already holds the key, run inside that lease
    * instead of failing with `LockReentryError`. The lease is released once the outermost scope and every
    * scope joined onto it have ended (also a joined call that was not awaited).
    * @default false

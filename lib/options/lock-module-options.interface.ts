@@ -31,6 +31,7 @@ export interface LockModuleOptions extends StoreModuleOptions {
   leaseMs?: number;
   /**
    * How long `acquire` waits for a held key before throwing `LockNotAcquiredError`; 0 means one attempt.
+   * For several keys at once (`keys`, `withLocks`, `acquire` of a list) it bounds the whole acquisition.
    * @default 5000
    */
   waitMs?: number;

@@ -7,7 +7,9 @@ import { LockReentryError } from '../errors/lock-reentry.error.js';
 import { LockEvents } from '../events/lock-events.js';
 import { LeaseContext } from '../lease/lease-context.js';
 import type { LeaseHost } from '../lease/lease-host.interface.js';
+import { LeaseSet } from '../lease/lease-set.js';
 import type { Lease } from '../lease/lease.js';
+import { lockOrder } from '../keys/lock-order.js';
 import { RESOLVED_LOCK_OPTIONS } from '../lock.internal-constants.js';
 import type { AcquireOptions } from '../options/acquire-options.interface.js';
 import type { ResolvedLockOptions } from '../options/lock-module-options.interface.js';
@@ -16,6 +18,8 @@ import { registerHeldLeaseCheck } from '../transactions/held-leases.js';
 import { LeaseDeferral } from '../transactions/lease-deferral.js';
 import { TransactionOwnedLeases } from '../transactions/transaction-owned-leases.js';
 import { LeaseWatchdog, type WatchdogStatus } from '../watchdog/lease.watchdog.js';
+import { acquireKeys } from './lease-set.acquisition.js';
+import { LeaseSetScopes } from './lease-set.scope.js';
 
 export type { AcquireOptions } from '../options/acquire-options.interface.js';
 
@@ -39,6 +43,7 @@ export class LockService implements OnModuleInit, OnApplicationBootstrap, OnAppl
   private readonly deferral: LeaseDeferral;
   private readonly context: LeaseContext;
   private readonly acquirer: LeaseAcquirer;
+  private readonly sets: LeaseSetScopes;
   private unregisterLeaseCheck?: () => void;
 
   constructor(
@@ -73,6 +78,14 @@ export class LockService implements OnModuleInit, OnApplicationBootstrap, OnAppl
       held: this.held,
       assertNotHeldHere: (key) => this.assertNotHeldHere(key),
     });
+    this.sets = new LeaseSetScopes({
+      context: this.context,
+      deferral: this.deferral,
+      owned: this.owned,
+      isTransactionActive: () => options.transactionSynchronizer.isTransactionActive(),
+      acquireKey: (key, acquireOptions, waitMs) => this.acquirer.acquire(key, acquireOptions, waitMs, 'scope') as Promise<Lease>,
+      waitMs: (acquireOptions) => acquireOptions.waitMs ?? options.waitMs,
+    });
   }
 
   /**
@@ -102,13 +115,38 @@ export class LockService implements OnModuleInit, OnApplicationBootstrap, OnAppl
   }
 
   /** Waits up to `waitMs` for the key; throws `LockNotAcquiredError` if it stays taken. */
-  acquire(key: string, options: AcquireOptions = NO_OPTIONS): Promise<Lease> {
+  acquire(key: string, options?: AcquireOptions): Promise<Lease>;
+  /**
+   * All or nothing: every key of the list (duplicates collapsed), taken in one global order whatever order
+   * they are named in, each with its own lease and fencing token, within `waitMs` for the whole list. If
+   * one stays taken, those already taken are given back and the call throws `LockNotAcquiredError` naming it.
+   */
+  acquire(keys: readonly string[], options?: AcquireOptions): Promise<LeaseSet>;
+  acquire(key: string | readonly string[], options: AcquireOptions = NO_OPTIONS): Promise<Lease | LeaseSet> {
+    if (isKeyList(key)) return this.acquireSet(key, options, 'acquire') as Promise<LeaseSet>;
     return this.acquirer.acquire(key, options, options.waitMs ?? this.options.waitMs, 'acquire') as Promise<Lease>;
   }
 
   /** One attempt: the lease, or null if the key is taken. */
-  tryAcquire(key: string, options: Omit<AcquireOptions, 'waitMs'> = NO_OPTIONS): Promise<Lease | null> {
+  tryAcquire(key: string, options?: Omit<AcquireOptions, 'waitMs'>): Promise<Lease | null>;
+  /** One attempt per key, all or nothing: the set, or null (nothing kept) if any key is taken. */
+  tryAcquire(keys: readonly string[], options?: Omit<AcquireOptions, 'waitMs'>): Promise<LeaseSet | null>;
+  tryAcquire(key: string | readonly string[], options: Omit<AcquireOptions, 'waitMs'> = NO_OPTIONS): Promise<Lease | LeaseSet | null> {
+    if (isKeyList(key)) return this.acquireSet(key, options, 'try');
     return this.acquirer.acquire(key, options, 0, 'try');
+  }
+
+  /**
+   * Several keys through the single-key acquisition (see `acquireKeys`), every one checked against the call
+   * chain and its transaction before any is taken.
+   */
+  private async acquireSet(keys: readonly string[], options: AcquireOptions, kind: 'try' | 'acquire'): Promise<LeaseSet | null> {
+    const ordered = lockOrder(keys);
+    for (const key of ordered) this.assertNotHeldHere(key);
+    const waitMs = kind === 'try' ? 0 : (options.waitMs ?? this.options.waitMs);
+    const perKey = kind === 'try' ? 'try' : 'scope';
+    const got = await acquireKeys(ordered, waitMs, (key, remainingMs) => this.acquirer.acquire(key, options, remainingMs, perKey));
+    return got && new LeaseSet(got.taken);
   }
 
   /** The lease of a scope (`withLock`, locked methods), whose caller looked for the key in its chain already. */
@@ -156,6 +194,23 @@ export class LockService implements OnModuleInit, OnApplicationBootstrap, OnAppl
     return this.runLocked(key, lease, fn);
   }
 
+  /**
+   * Runs `fn` holding every key of the list, all or nothing (see `acquire` of a list), and always releases
+   * them all — after the surrounding transaction completes, as `withLock` does. Re-entry, `minHoldMs` and
+   * business errors behave as in `withLock`; the loss of any one lease ends the call in its `LeaseLostError`.
+   */
+  withLocks<T>(keys: readonly string[], fn: (leases: LeaseSet) => Promise<T> | T): Promise<T>;
+  withLocks<T>(keys: readonly string[], options: AcquireOptions, fn: (leases: LeaseSet) => Promise<T> | T): Promise<T>;
+  async withLocks<T>(
+    keys: readonly string[],
+    optionsOrFn: AcquireOptions | ((leases: LeaseSet) => Promise<T> | T),
+    maybeFn?: (leases: LeaseSet) => Promise<T> | T,
+  ): Promise<T> {
+    const options = typeof optionsOrFn === 'function' ? NO_OPTIONS : optionsOrFn;
+    const fn = typeof optionsOrFn === 'function' ? optionsOrFn : maybeFn!;
+    return this.sets.run(lockOrder(keys), options, fn);
+  }
+
   private async runLocked<T>(key: string, lease: Lease, fn: (lease: Lease) => Promise<T> | T): Promise<T> {
     let value: T | undefined;
     let failed = false;
@@ -181,6 +236,11 @@ export class LockService implements OnModuleInit, OnApplicationBootstrap, OnAppl
   /** The lease of the innermost locked scope (`withLock` or a locked method) running in this call chain. */
   current(): Lease | undefined {
     return this.context.current();
+  }
+
+  /** The lease set of the innermost multi-key scope (`withLocks`, a method locked on `keys`) running in this call chain. */
+  currentLeaseSet(): LeaseSet | undefined {
+    return this.sets.current();
   }
 
   /**
@@ -218,6 +278,11 @@ export class LockService implements OnModuleInit, OnApplicationBootstrap, OnAppl
       throw new LockReentryError(key, 'transaction');
     }
   }
+}
+
+/** A list of keys (several at once); anything else goes the single-key way, which says what is wrong with it. */
+function isKeyList(key: string | readonly string[]): key is readonly string[] {
+  return typeof key !== 'string' && Array.isArray(key);
 }
 
 /** Shared by every call that passes no options: nothing to allocate. */

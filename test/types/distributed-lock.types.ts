@@ -28,6 +28,12 @@ export class Accepted {
   async withFallback(orderId: string): Promise<string> {
     return orderId;
   }
+
+  @DistributedLock({ keys: ['account:{from}', 'account:{to}'], waitMs: 1_000 })
+  async severalKeys(from: string, to: string): Promise<void> {}
+
+  @DistributedLock({ keys: (from: string, to: string) => [`account:${from}`, `account:${to}`] })
+  async keysFunction(from: string, to: string): Promise<void> {}
 }
 
 export class Rejected {
@@ -48,4 +54,12 @@ export class Rejected {
   sync(): number {
     return 1;
   }
+
+  // @ts-expect-error: one key or several, not both.
+  @DistributedLock({ key: 'account:{from}', keys: ['account:{to}'] })
+  async keyAndKeys(from: string, to: string): Promise<void> {}
+
+  // @ts-expect-error: the keys function takes a string, the method passes a number.
+  @DistributedLock({ keys: (id: string) => [`account:${id}`] })
+  async keysOtherType(id: number): Promise<void> {}
 }
