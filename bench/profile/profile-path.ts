@@ -21,12 +21,19 @@ async function serverCpu(admin: Redis): Promise<{ cpuMicros: number; commandMicr
  * Arguments: contender id, workers (1 = scenario 1's loop, 64 = scenario 2's), milliseconds, and `count` to
  * count the promises created per pair (an async_hooks init hook: it slows the loop, so its pairs/s mean
  * nothing). With PROFILE_TO set, the timed loop alone (not transpiling, loading, warming up) is profiled
- * (sampling every 100 µs) into that file; bench/profile/summarize-profile.mjs reads it.
+ * (sampling every 100 µs) into that file; bench/profile/summarize-profile.mjs reads it. With WITH_ALS set, an
+ * AsyncLocalStorage is put to use first, as in the bench's process once a scoped contender has run.
  */
 async function main(): Promise<void> {
   const [id = 'lock-service', workersArg = '64', msArg = '3000', countPromises] = process.argv.slice(2);
   const workers = Number(workersArg);
   const durationMs = Number(msArg);
+  if (process.env.WITH_ALS) {
+    // What the bench's process has once any contender ran a scope: an AsyncLocalStorage in use, which on
+    // Node 20 turns on promise hooks for every promise of the process (Node 24: AsyncContextFrame, none).
+    const { AsyncLocalStorage } = await import('node:async_hooks');
+    new AsyncLocalStorage().run(1, () => undefined);
+  }
   const target = await openRedisTarget();
   const admin = new Redis(target.url);
   const adapter: LockAdapter = await contenderById(id).open({
