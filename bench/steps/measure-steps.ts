@@ -65,6 +65,18 @@ async function main(): Promise<void> {
     }
     const seq = new Map<string, number[]>();
     const conc = new Map<string, number[]>();
+    // CPU per pair, Node's and the server's: on a box shared with other work, less moved by it than pairs/s.
+    const cpu = new Map<string, number[]>();
+    const admin = openBenchRedis(target.url);
+    const timed = async (id: string, run: () => Promise<{ rate: number; pairs: number }>): Promise<number> => {
+      const node = process.cpuUsage();
+      const server = await serverCpuMicros(admin);
+      const { rate, pairs } = await run();
+      const used = process.cpuUsage(node);
+      add(cpu, `${id} node`, (used.user + used.system) / pairs);
+      add(cpu, `${id} redis`, ((await serverCpuMicros(admin)) - server) / pairs);
+      return rate;
+    };
     const add = (map: Map<string, number[]>, id: string, value: number) => map.set(id, [...(map.get(id) ?? []), value]);
     const entrants: Array<[string, LockAdapter]> = [['raw', raw], ['fenced', fenced], ...steps.flatMap((step): Array<[string, LockAdapter]> => [
       [`${step.name} store`, step.store],
@@ -78,7 +90,7 @@ async function main(): Promise<void> {
     }
     for (let round = 0; round < ROUNDS; round++) {
       for (const [id, adapter] of entrants) add(seq, id, await sequential(adapter, `s${round}`, SEQUENTIAL_MS));
-      for (const [id, adapter] of entrants) add(conc, id, await concurrent(adapter, `c${round}`, CONCURRENT_MS));
+      for (const [id, adapter] of entrants) add(conc, id, await timed(id, () => concurrent(adapter, `c${round}`, CONCURRENT_MS)));
       console.error(`round ${round + 1}/${ROUNDS}`);
     }
     for (const [title, map] of [
@@ -98,6 +110,14 @@ async function main(): Promise<void> {
         if (path) previous = { ...previous, [path]: id };
       }
     }
+    console.log('\n64 workers: CPU per pair in µs (medians over rounds), Node and Redis, and their sum × fenced');
+    const fencedCpu = spread(cpu.get('fenced node')!).median + spread(cpu.get('fenced redis')!).median;
+    for (const [id] of entrants) {
+      const node = spread(cpu.get(`${id} node`)!).median;
+      const redis = spread(cpu.get(`${id} redis`)!).median;
+      console.log(`${id.padEnd(28)} ${node.toFixed(1).padStart(6)} ${redis.toFixed(1).padStart(6)}  ${((node + redis) / fencedCpu).toFixed(2)}×`);
+    }
+    await admin.quit();
   } finally {
     for (const step of steps) await step.close();
     await raw.close();
@@ -177,7 +197,14 @@ async function sequential(adapter: LockAdapter, key: string, ms: number): Promis
   return (done * 1000) / (now() - started);
 }
 
-async function concurrent(adapter: LockAdapter, round: string, ms: number): Promise<number> {
+/** The server's CPU time so far (user + sys), in µs. */
+async function serverCpuMicros(admin: ReturnType<typeof openBenchRedis>): Promise<number> {
+  const info = await admin.info('cpu');
+  const field = (name: string): number => Number(new RegExp(`${name}:([\\d.]+)`).exec(info)?.[1] ?? NaN);
+  return (field('used_cpu_user') + field('used_cpu_sys')) * 1e6;
+}
+
+async function concurrent(adapter: LockAdapter, round: string, ms: number): Promise<{ rate: number; pairs: number }> {
   const started = now();
   let done = 0;
   await Promise.all(
@@ -188,7 +215,7 @@ async function concurrent(adapter: LockAdapter, round: string, ms: number): Prom
       }
     }),
   );
-  return (done * 1000) / (now() - started);
+  return { rate: (done * 1000) / (now() - started), pairs: done };
 }
 
 main().then(
