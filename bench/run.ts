@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { CONTENDERS, entrantsFor, type Entrant } from './adapters/contenders.js';
-import { benchConfig } from './bench.config.js';
+import { benchConfig, type BenchConfig } from './bench.config.js';
 import type { BenchResults } from './report/bench-results.js';
 import { renderMarkdown } from './report/markdown.js';
 import { writeResultFiles } from './report/result-files.js';
@@ -31,7 +31,7 @@ import { BENCH_STORES } from './stores/bench-stores.js';
  */
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
-  const config = benchConfig(args.includes('--quick'));
+  const config = withRounds(benchConfig(args.includes('--quick')), listOption(args, 'rounds')?.[0]);
   const only = listOption(args, 'only');
   const scenarios = new Set(listOption(args, 'scenarios') ?? ['1', '2', '3', '4', '5', '7', '8']);
   const storeIds = listOption(args, 'stores');
@@ -135,6 +135,17 @@ async function main(): Promise<void> {
     admin.disconnect();
     await target.stop();
   }
+}
+
+/**
+ * `--rounds=N`: scenarios 1 and 2 in N interleaved rounds instead of the mode's count. On a box shared with
+ * other work, more rounds make the median of per-round ratios steadier; nothing else changes.
+ */
+function withRounds(config: BenchConfig, rounds: string | undefined): BenchConfig {
+  if (rounds === undefined) return config;
+  const repetitions = Number(rounds);
+  if (!Number.isInteger(repetitions) || repetitions < 1) throw new Error(`--rounds must be a positive integer, got ${rounds}`);
+  return { ...config, sequential: { ...config.sequential, repetitions }, concurrent: { ...config.concurrent, repetitions } };
 }
 
 /** `--name=a,b` as ['a', 'b']. */

@@ -1,4 +1,5 @@
 import type { Contender, RetryTuning } from './lock-adapter.js';
+import { fencedContender } from './fenced.adapter.js';
 import { lockDecoratorContender } from './lock-decorator.adapter.js';
 import { fairLockServiceContender, lockServiceContender } from './lock-service.adapter.js';
 import { murlockContender } from './murlock.adapter.js';
@@ -9,9 +10,10 @@ import { redisStoreContender } from './redis-store.adapter.js';
 import { redlockContender } from './redlock.adapter.js';
 import { withLockContender } from './with-lock.adapter.js';
 
-/** Everyone, in report order: the floor, this library's protocol alone, its three paths, then the alternatives. */
+/** Everyone, in report order: the floors (unfenced, fenced), this library's protocol alone, its three paths, then the alternatives. */
 export const CONTENDERS: readonly Contender[] = [
   rawContender,
+  fencedContender,
   redisStoreContender,
   lockServiceContender,
   fairLockServiceContender,

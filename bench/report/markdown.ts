@@ -20,7 +20,7 @@ export function renderMarkdown(results: BenchResults): string {
     `Packages: ${Object.entries(env.packages).map(([pkg, version]) => `${pkg} ${version}`).join(', ')}.`,
     '',
     'Cells are the median over repetitions with min–max in brackets. Repetitions are interleaved (every contender once per round); ' +
-      '"× raw" is the median of per-round ratios. The machine is shared and noisy: compare ratios within this run, not absolute numbers across runs.',
+      '"× raw", "× fenced" and "× redis-semaphore" are medians of per-round ratios. The machine is shared and noisy: compare ratios within this run, not absolute numbers across runs.',
     ...results.unavailable.flatMap((u) => ['', `Not measured: **${u.id}** — ${u.reason}.`]),
     '',
     '## Contenders and how they wait for a taken key',

@@ -13,15 +13,21 @@ function section(rows: readonly unknown[], title: string, body: () => string[]):
   return rows.length === 0 ? [] : [title, '', ...body(), ''];
 }
 
+/**
+ * What scenarios 1 and 2 divide by, paired round by round: the unfenced floor, the fenced floor (the least
+ * a lock that issues a fencing token makes Redis do), and the most used alternative.
+ */
+const BASELINES = ['raw', 'fenced', 'redis-semaphore'] as const;
+
 export function sequentialTable(results: BenchResults, name: Namer): string[] {
   const c = results.config.sequential;
   return section(results.sequential, `## 1. Uncontended, sequential (${c.repetitions} × ${num(c.durationMs)} ms)`, () => [
     table(
-      ['contender', 'pairs/s', '× raw', 'acquire p50 / p99 ms', 'release p50 / p99 ms'],
+      ['contender', 'pairs/s', '× raw', '× fenced', '× redis-semaphore', 'acquire p50 / p99 ms', 'release p50 / p99 ms'],
       results.sequential.map((row) => [
         name(row.entrant) + failed(row),
         spreadText(row.pairsPerSecond),
-        ratioText(throughputRatio(results.sequential, row.entrant, 'raw')),
+        ...BASELINES.map((baseline) => ratioText(throughputRatio(results.sequential, row.entrant, baseline))),
         `${num(row.acquireP50Ms.median, 3)} / ${num(row.acquireP99Ms.median, 3)}`,
         `${num(row.releaseP50Ms.median, 3)} / ${num(row.releaseP99Ms.median, 3)}`,
       ]),
@@ -36,11 +42,11 @@ export function concurrentTable(results: BenchResults, name: Namer): string[] {
     `## 2. Uncontended, ${c.workers} concurrent workers on distinct keys (${c.repetitions} × ${num(c.durationMs)} ms)`,
     () => [
       table(
-        ['contender', 'pairs/s', '× raw'],
+        ['contender', 'pairs/s', '× raw', '× fenced', '× redis-semaphore'],
         results.concurrent.map((row) => [
           name(row.entrant) + failed(row),
           spreadText(row.pairsPerSecond),
-          ratioText(throughputRatio(results.concurrent, row.entrant, 'raw')),
+          ...BASELINES.map((baseline) => ratioText(throughputRatio(results.concurrent, row.entrant, baseline))),
         ]),
       ),
     ],

@@ -25,11 +25,16 @@ export interface GrantRequest {
 
 /**
  * Whether an acquisition makes one plain attempt before any waiting is set up (the caller's fast path):
- * always for a single attempt (`waitMs` 0); for a waiting one when the store keeps no queue of its own and
- * no other caller of this application waits for the key (it would be overtaken).
+ * always for a single attempt (`waitMs` 0); for a waiting one when no other caller of this application
+ * waits for the key (it would be overtaken) and the store keeps no queue of its own, or keeps one but did
+ * not find the key queued lately (`queuesAtOnce`: its plain attempt respects the queue, so it overtakes
+ * nobody either; turned away, the acquisition joins the queue).
  */
 export function triesFirst(source: GrantSource, key: string, waitMs: number): boolean {
-  return waitMs === 0 || (source.store.acquireQueued === undefined && !source.waiters.busy(key));
+  if (waitMs === 0) return true;
+  const { store } = source;
+  if (store.acquireQueued !== undefined) return store.queuesAtOnce?.(key) === false;
+  return !source.waiters.busy(key);
 }
 
 /**
@@ -46,7 +51,8 @@ export async function waitForGrant(source: GrantSource, request: GrantRequest, f
   if (waitMs > 0 && store.acquireQueued) {
     const token = newToken();
     const queued = await store.acquireQueued({ key, token, leaseMs, holder, deadline: startedAt + waitMs, signal });
-    tally.attempts = queued.attempts;
+    // After a plain first attempt (see triesFirst), which counted already.
+    tally.attempts += queued.attempts;
     const granted = queued.result.acquired ? queued.result : undefined;
     return { granted, token, lastSentAt: queued.leaseStartedAt, grantedTtlMs: queued.grantedTtlMs };
   }

@@ -22,9 +22,13 @@ export function assertLockKey(key: unknown): asserts key is string {
     throw new LockKeyError(`Lock key must be a string, got ${key === null ? 'null' : typeof key}.`);
   }
   if (key.length === 0) throw new LockKeyError('Lock key must not be empty.');
-  const bytes = Buffer.byteLength(key, 'utf8');
-  if (bytes > MAX_LOCK_KEY_BYTES) {
-    throw new LockKeyError(`Lock key is ${bytes} bytes long; the limit is ${MAX_LOCK_KEY_BYTES} bytes.`);
+  // A UTF-16 code unit is at most 3 bytes of UTF-8 (a surrogate pair, two units, is 4): a key that short
+  // is within the limit without counting (every acquisition checks its key).
+  if (key.length * 3 > MAX_LOCK_KEY_BYTES) {
+    const bytes = Buffer.byteLength(key, 'utf8');
+    if (bytes > MAX_LOCK_KEY_BYTES) {
+      throw new LockKeyError(`Lock key is ${bytes} bytes long; the limit is ${MAX_LOCK_KEY_BYTES} bytes.`);
+    }
   }
   if (CONTROL_CHARACTERS.test(key)) {
     throw new LockKeyError(`Lock key ${JSON.stringify(key)} contains control characters.`);

@@ -18,6 +18,16 @@ function chainLength(context: LeaseContext): number {
   return length;
 }
 
+/** A scope as LockService runs one: open, the code in it, closed once that settled. */
+async function runScope<T>(context: LeaseContext, lease: Lease, fn: () => Promise<T>): Promise<T> {
+  const frame = context.open(lease);
+  try {
+    return await context.runIn(frame, fn);
+  } finally {
+    context.close(frame);
+  }
+}
+
 describe('LeaseContext', () => {
   it('does not chain the frames of a locked method that reschedules itself from inside its body', async () => {
     const context = new LeaseContext(NO_TRANSACTIONS);
@@ -26,7 +36,7 @@ describe('LeaseContext', () => {
     await new Promise<void>((done) => {
       let runs = 0;
       const poll = (): Promise<void> =>
-        context.run(lease, async () => {
+        runScope(context, lease, async () => {
           depths.push(chainLength(context));
           if (++runs < 200) setTimeout(() => void poll(), 0);
           else done();
@@ -39,7 +49,7 @@ describe('LeaseContext', () => {
   it('sees only running scopes: a scope that ended is not current in work it left behind', async () => {
     const context = new LeaseContext(NO_TRANSACTIONS);
     let inScope!: () => Lease | undefined;
-    await context.run(fakeLease('outer'), async () => {
+    await runScope(context, fakeLease('outer'), async () => {
       // Runs later, in the async context of the scope, as a timer or listener it set up would.
       inScope = AsyncResource.bind(() => context.current());
       expect(inScope()?.key).toBe('outer');

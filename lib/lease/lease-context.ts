@@ -31,16 +31,26 @@ export class LeaseContext {
   /** `transactions`: where a joined scope hands the lease to the transaction it ran in, if any. */
   constructor(private readonly transactions: TransactionHold) {}
 
-  /** Runs `fn` as the scope of `lease`; the lease counts it as work under it until it settles. */
-  async run<T>(lease: Lease, fn: (lease: Lease) => Promise<T> | T): Promise<T> {
+  /**
+   * Opens a scope of `lease` in this call chain: the lease counts it as work under it until `close`. The
+   * caller runs the scope's code with `runIn` and closes it once that has settled (LockService does it in
+   * its own async step: a `run(lease, fn)` here would cost every locked call one more).
+   */
+  open(lease: Lease): LeaseFrame {
     const frame = this.frame(lease);
     lease.enterScope();
-    try {
-      return await this.storage.run(frame, fn, lease);
-    } finally {
-      frame.open = false;
-      lease.exitScope();
-    }
+    return frame;
+  }
+
+  /** Runs `fn` as the code of the open scope `frame` (see {@link open}). */
+  runIn<T>(frame: LeaseFrame, fn: (lease: Lease) => Promise<T> | T): Promise<T> | T {
+    return this.storage.run(frame, fn, frame.lease);
+  }
+
+  /** The scope `frame` has ended: its lease no longer counts it, and lookups skip it. */
+  close(frame: LeaseFrame): void {
+    frame.open = false;
+    frame.lease.exitScope();
   }
 
   /** The lease of the innermost running scope of this call chain, held or lost. */

@@ -215,11 +215,14 @@ export class LockService implements OnModuleInit, OnApplicationBootstrap, OnAppl
     let value: T | undefined;
     let failed = false;
     let failure: unknown;
+    const frame = this.context.open(lease);
     try {
-      value = await this.context.run(lease, fn);
+      value = await this.context.runIn(frame, fn);
     } catch (error) {
       failed = true;
       failure = error;
+    } finally {
+      this.context.close(frame);
     }
     // Released now, or held by the transaction the call ran in until it completes. A failed release is
     // reported through the 'release-failed' event; the key expires on its own.

@@ -94,10 +94,18 @@ export interface LockStore {
   /**
    * Optional: a store-native fair wait, for stores that keep their own FIFO of waiters (etcd's predecessor
    * watch, a Redis-side waiter queue). When present, `LockService` calls it for every acquisition allowed
-   * to wait (`waitMs > 0`) instead of retrying `acquire` on release notifications. Store errors reject with
-   * `LockStoreUnavailableError`; the store retries transient ones itself until `deadline`.
+   * to wait (`waitMs > 0`) instead of retrying `acquire` on release notifications, after one plain
+   * `acquire` where {@link queuesAtOnce} allows it. Store errors reject with `LockStoreUnavailableError`;
+   * the store retries transient ones itself until `deadline`.
    */
   acquireQueued?(request: QueuedAcquireRequest): Promise<QueuedAcquireOutcome>;
+  /**
+   * Optional, with `acquireQueued`: false when a waiting acquisition of `key` may first make one plain
+   * `acquire` (which, on such a store, never overtakes a waiter in its queue) and queue only if that is
+   * turned away: the key was not found queued lately, so it is most likely free, and the plain attempt is
+   * the cheaper call. True (or absent) sends the acquisition straight to `acquireQueued`.
+   */
+  queuesAtOnce?(key: string): boolean;
   /** Calls `listener` whenever `key` is released; resolves once notifications are flowing. */
   onRelease(key: string, listener: () => void): Promise<() => void>;
   inspect(key: string): Promise<HeldLock | null>;

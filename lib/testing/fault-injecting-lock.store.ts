@@ -22,6 +22,8 @@ import { Fault, type FaultOptions, type InjectedFault, type LockStoreOperation }
 export class FaultInjectingLockStore implements LockStore {
   /** Present when the wrapped store keeps its own queue of waiters, so LockService takes the same path. */
   readonly acquireQueued?: (request: QueuedAcquireRequest) => Promise<QueuedAcquireOutcome>;
+  /** The wrapped store's, when it has one: the first attempt is made where it would be. */
+  readonly queuesAtOnce?: (key: string) => boolean;
   /** Faults covering new calls. */
   private readonly faults = new Set<Fault>();
   /** Every fault injected since the last restoreAll(), so hung calls are always answered in the end. */
@@ -38,6 +40,7 @@ export class FaultInjectingLockStore implements LockStore {
         return queued(request);
       };
     }
+    if (inner.queuesAtOnce) this.queuesAtOnce = inner.queuesAtOnce.bind(inner);
   }
 
   /** Injects a fault; it lasts until `restore()`, the end of a `using` block, or `times` failed calls. */

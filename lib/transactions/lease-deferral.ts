@@ -7,6 +7,11 @@ import type { TransactionSynchronizer } from './transaction-synchronizer.interfa
 
 const ignore = (): void => undefined;
 
+/** A lost lease is the scope's outcome; any other release failure was reported as 'release-failed'. */
+const rethrowLoss = (error: unknown): void => {
+  if (error instanceof LeaseLostError) throw error;
+};
+
 /**
  * Release after commit, for one LockService: a transaction that ran work under a lease holds that lease
  * until it has committed or rolled back. Writes made under the lease become visible at COMMIT, and only
@@ -66,7 +71,22 @@ export class LeaseDeferral implements TransactionHold {
    * `LeaseLostError` for a lost lease and with a broken integration's error (the key then goes back at
    * once); a store failure on release is an event only (`release-failed`): the key expires on its own.
    */
-  async endScope(lease: Lease): Promise<void> {
+  endScope(lease: Lease): Promise<void> {
+    // Outside transactions (the common case): released now, without the general path's async step.
+    if (!this.transactionMayBeActive()) return lease.release().catch(rethrowLoss);
+    return this.endScopeOfTransaction(lease);
+  }
+
+  /** False only when the synchronizer answers that no transaction is active (one that throws: the general path). */
+  private transactionMayBeActive(): boolean {
+    try {
+      return this.transactions.isTransactionActive();
+    } catch {
+      return true;
+    }
+  }
+
+  private async endScopeOfTransaction(lease: Lease): Promise<void> {
     let heldByTransaction: boolean;
     try {
       heldByTransaction = this.hold(lease);

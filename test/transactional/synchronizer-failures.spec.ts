@@ -39,4 +39,26 @@ describe('a transaction synchronizer that throws', () => {
       }
     },
   );
+
+  it('gives the key back and fails the scope with its error when isTransactionActive throws as an `await using` block ends', async () => {
+    let broken = false;
+    const synchronizer: TransactionSynchronizer = {
+      isTransactionActive: () => {
+        if (broken) throw new Error('isTransactionActive is broken');
+        return false;
+      },
+      beforeCommit: () => undefined,
+      afterCompletion: () => undefined,
+    };
+    const app = await createLockApp({ store: 'memory', keyPrefix: `${prefix}dispose:`, transactionSynchronizer: synchronizer });
+    try {
+      const lease = await app.locks.acquire('order:2');
+      broken = true;
+      await expect(lease[Symbol.asyncDispose]()).rejects.toThrow('isTransactionActive is broken');
+      expect(await app.store.inspect('order:2')).toBeNull();
+      expect(lease.held).toBe(false);
+    } finally {
+      await app.close();
+    }
+  });
 });

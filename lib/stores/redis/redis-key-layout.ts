@@ -1,5 +1,6 @@
 import calculateSlot from 'cluster-key-slot';
 import { RESERVED_KEY_PREFIX } from '../../keys/lock-key.js';
+import { keySlot } from './key-slot.js';
 
 const HASH_SLOTS = 16384;
 let slotTags: string[] | undefined;
@@ -51,16 +52,16 @@ export class RedisKeyLayout {
    * channels) carries it as its hash tag, so they all live on the lock key's node.
    */
   slotTag(lockKey: string): string {
-    return slotTag(calculateSlot(lockKey));
+    return slotTag(keySlot(lockKey));
   }
 
   fenceKey(lockKey: string): string {
-    return this.fenceKeyOfSlot(calculateSlot(lockKey));
+    return this.fenceKeyOfSlot(keySlot(lockKey));
   }
 
   /** The names a fair queue's scripts use for a lock key, from one slot computation. */
   queueNames(lockKey: string): { tag: string; fenceKey: string; queueKey: string } {
-    const slot = calculateSlot(lockKey);
+    const slot = keySlot(lockKey);
     const tag = slotTag(slot);
     return { tag, fenceKey: this.fenceKeyOfSlot(slot), queueKey: this.queueKeyOfTag(tag, lockKey) };
   }

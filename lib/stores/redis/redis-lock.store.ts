@@ -62,6 +62,8 @@ export class RedisLockStore implements LockStore {
   private readonly grants: GrantChannel;
   /** Present with `fair`: waiting acquisitions go through the store's queue (see `LockStore.acquireQueued`). */
   readonly acquireQueued?: (request: QueuedAcquireRequest) => Promise<QueuedAcquireOutcome>;
+  /** Present with `fair`: false for a key not found queued lately (see `LockStore.queuesAtOnce`). */
+  readonly queuesAtOnce?: (key: string) => boolean;
   private readonly fair: boolean;
   /** `:<prefix length>:`, the release script's argument after the slot tag. */
   private readonly prefixLengthArg: string;
@@ -92,6 +94,8 @@ export class RedisLockStore implements LockStore {
         if (request.token === '' || request.token.includes(LOCK_VALUE_SEPARATOR)) return Promise.reject(tokenError(request.token));
         return queue.acquire(request);
       };
+      // Its plain attempt (ACQUIRE_IF_NO_QUEUE_SCRIPT) is turned away while a waiter stands in line.
+      this.queuesAtOnce = (key) => queue.foundQueued(this.layout.lockKey(key));
     }
   }
 

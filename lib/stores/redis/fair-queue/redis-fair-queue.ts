@@ -21,4 +21,13 @@ export class RedisFairQueue {
   acquire(request: QueuedAcquireRequest): Promise<QueuedAcquireOutcome> {
     return new QueueWait(this.context, this.contended, request, ++this.waiters).run();
   }
+
+  /**
+   * Whether this store instance last found `lockKey` queued for (a waiter of it joined behind others):
+   * then a waiting acquisition joins at once, otherwise it first makes the plain attempt, which is turned
+   * away while anybody stands in line (see `LockStore.queuesAtOnce`).
+   */
+  foundQueued(lockKey: string): boolean {
+    return this.contended.has(lockKey);
+  }
 }

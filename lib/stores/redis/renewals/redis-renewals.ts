@@ -1,4 +1,3 @@
-import calculateSlot from 'cluster-key-slot';
 import type { Cluster } from 'ioredis';
 import { LockStoreUnavailableError } from '../../../errors/lock-store-unavailable.error.js';
 import type { RenewOutcome, RenewRequest } from '../../lock-store.interface.js';
@@ -6,6 +5,7 @@ import type { RedisCommands } from '../commands/redis-commands.js';
 import type { RedisConnection } from '../connection/redis-connection.js';
 import type { RedisKeyLayout } from '../redis-key-layout.js';
 import { RENEW_MANY_SCRIPT, RENEW_ON_NODE_SCRIPT, type RenewEntry, type RenewReply } from '../scripts/renew-many.script.js';
+import { keySlot } from '../key-slot.js';
 
 /** Keeps one renew call's argument list well below Redis' limits and its run time short. */
 const MAX_RENEW_BATCH = 1000;
@@ -104,7 +104,7 @@ export class RedisRenewals {
     const slots = (client as Cluster).slots;
     const groups = new Map<string, IndexedEntry[]>();
     for (const entry of entries) {
-      const slot = calculateSlot(entry.lockKey);
+      const slot = keySlot(entry.lockKey);
       // Before the slot map is known (first call), group by slot: the routing key finds the node.
       const group = slots[slot]?.[0] ?? `slot:${slot}`;
       const list = groups.get(group);
@@ -117,7 +117,7 @@ export class RedisRenewals {
   private bySlot(entries: IndexedEntry[]): Batch[] {
     const groups = new Map<number, IndexedEntry[]>();
     for (const entry of entries) {
-      const slot = calculateSlot(entry.lockKey);
+      const slot = keySlot(entry.lockKey);
       const list = groups.get(slot);
       if (list) list.push(entry);
       else groups.set(slot, [entry]);
