@@ -1,0 +1,106 @@
+import { randomBytes } from 'node:crypto';
+import { LockStoreUnavailableError } from '../../errors/lock-store-unavailable.error.js';
+import { BackgroundTasks } from '../../support/background-tasks.js';
+import { deleteIfCreatedAt } from './nodes/checked-delete.node.js';
+import { createContender } from './nodes/contender.node.js';
+import { contendersOf, statOf } from './nodes/contenders.query.js';
+import type { ZookeeperPackage } from './zookeeper.loader.js';
+import { ZookeeperGrants, type ZookeeperGrant } from './zookeeper-grants.js';
+import { encodeContenderValue, nonceOf, ZookeeperKeyLayout } from './zookeeper-key-layout.js';
+import type { ContenderPosition, ContenderTicket } from './zookeeper-lock-queue.js';
+import { ZookeeperSessions, type ZookeeperSessionSettings } from './zookeeper-sessions.js';
+import type { ZookeeperSession } from './zookeeper-session.js';
+
+export interface ZookeeperStoreSettings extends ZookeeperSessionSettings {
+  readonly keyPrefix: string;
+}
+
+/**
+ * What the store's parts share: its sessions, its key layout, the grants it holds, and its background
+ * clean-ups. The contender steps every acquisition takes (join, look at its place, leave) live here, so
+ * that a plain acquire and a queued wait take the same ones.
+ */
+export class ZookeeperStoreContext {
+  readonly layout: ZookeeperKeyLayout;
+  readonly sessions: ZookeeperSessions;
+  readonly grants: ZookeeperGrants;
+  readonly tasks = new BackgroundTasks();
+
+  constructor(
+    zookeeper: ZookeeperPackage,
+    readonly settings: ZookeeperStoreSettings,
+  ) {
+    this.layout = new ZookeeperKeyLayout(settings.keyPrefix);
+    this.sessions = new ZookeeperSessions(zookeeper, settings);
+    this.grants = new ZookeeperGrants((grant) => this.leave(grant.key, { session: grant.session, path: grant.path, czxid: grant.fencingToken }));
+  }
+
+  /**
+   * Creates the contender's node on the session of its lease length and reads its czxid. A create
+   * without an answer may have landed: the nodes carrying this attempt's nonce are deleted in the
+   * background (they would otherwise block the queue until the session ends).
+   */
+  async join(key: string, leaseMs: number, holder: string): Promise<ContenderTicket> {
+    const session = await this.sessions.sessionFor(leaseMs);
+    const nonce = randomBytes(6).toString('hex');
+    let path: string;
+    try {
+      path = await createContender(session, key, this.layout.contenderPrefix(key, nonce), encodeContenderValue({ holder, leaseMs }));
+    } catch (error) {
+      if (error instanceof LockStoreUnavailableError) this.sweepNonce(session, key, nonce);
+      throw error;
+    }
+    try {
+      const stat = await statOf(session, 'acquire', key, path);
+      if (!stat) throw new LockStoreUnavailableError('acquire', key, { cause: new Error('ZooKeeper: the new contender node vanished (its session ended)') });
+      return { session, path, czxid: stat.czxid };
+    } catch (error) {
+      this.tasks.retry(() => session.call('release', key, (client) => client.delete_(path, -1)), Date.now() + session.timeoutMs);
+      throw error;
+    }
+  }
+
+  /** Where the contender stands: its predecessor's path, none (it holds), or gone. */
+  async position(key: string, ticket: ContenderTicket): Promise<ContenderPosition> {
+    const lockPath = this.layout.lockPath(key);
+    const names = await contendersOf(ticket.session, 'acquire', key, lockPath);
+    const mine = names.indexOf(ticket.path.slice(lockPath.length + 1));
+    if (mine < 0) return { present: false };
+    return mine === 0 ? { present: true } : { present: true, predecessor: `${lockPath}/${names[mine - 1]}` };
+  }
+
+  /** Deletes a contender's node (token-checked by its czxid) in the background, while its session could keep it. */
+  leave(key: string, ticket: ContenderTicket): void {
+    const { session, path, czxid } = ticket;
+    if (session.ended) return;
+    this.tasks.retry(() => deleteIfCreatedAt(session, 'release', key, path, czxid), Date.now() + session.timeoutMs);
+  }
+
+  grant(token: string, key: string, holder: string, leaseMs: number, ticket: ContenderTicket, startedAt: number): ZookeeperGrant {
+    const grant: ZookeeperGrant = {
+      key,
+      path: ticket.path,
+      fencingToken: ticket.czxid,
+      holder,
+      session: ticket.session,
+      leaseMs,
+      expiresAt: startedAt + leaseMs,
+    };
+    this.grants.remember(token, grant);
+    return grant;
+  }
+
+  /** The session for reads no lease depends on. */
+  reader(): Promise<ZookeeperSession> {
+    return this.sessions.any();
+  }
+
+  private sweepNonce(session: ZookeeperSession, key: string, nonce: string): void {
+    const lockPath = this.layout.lockPath(key);
+    this.tasks.retry(async () => {
+      for (const name of await contendersOf(session, 'release', key, lockPath)) {
+        if (nonceOf(name) === nonce) await session.call('release', key, (client) => client.delete_(`${lockPath}/${name}`, -1)).catch(() => undefined);
+      }
+    }, Date.now() + session.timeoutMs);
+  }
+}
