@@ -22,6 +22,8 @@ export interface ZookeeperMember {
   start(): Promise<void>;
   /** `standalone`, `leader`, `follower`, or undefined while it does not serve (the `srvr` command). */
   mode(): Promise<string | undefined>;
+  /** Every watched path with the sessions watching it (the `wchp` command). */
+  watchesByPath(): Promise<Map<string, string[]>>;
 }
 
 /** A private ZooKeeper (one standalone server, or an ensemble of three) on free loopback ports, data dirs in tmp. */
@@ -87,7 +89,7 @@ export async function startZookeeperEnsemble(options: ZookeeperEnsembleOptions =
           `minSessionTimeout=${options.minSessionMs ?? 2 * tickMs}`,
           `maxSessionTimeout=${options.maxSessionMs ?? 60_000}`,
           'admin.enableServer=false',
-          '4lw.commands.whitelist=srvr,ruok',
+          '4lw.commands.whitelist=srvr,ruok,wchp',
           'forceSync=no',
           ...servers,
         ].join('\n') + '\n',
@@ -193,6 +195,16 @@ class MemberProcess implements ZookeeperMember {
   async mode(): Promise<string | undefined> {
     const reply = await fourLetterWord(this.port, 'srvr').catch(() => '');
     return /^Mode: (\w+)/m.exec(reply)?.[1];
+  }
+
+  async watchesByPath(): Promise<Map<string, string[]>> {
+    const watches = new Map<string, string[]>();
+    let path: string | undefined;
+    for (const line of (await fourLetterWord(this.port, 'wchp')).split('\n')) {
+      if (line.startsWith('\t') && path !== undefined) watches.get(path)!.push(line.trim());
+      else if (line.startsWith('/')) watches.set((path = line.trim()), []);
+    }
+    return watches;
   }
 
   private async untilServing(deadline: number): Promise<void> {
