@@ -14,10 +14,17 @@ export interface ContenderTicket {
 /** Where a contender stands: gone (its session ended, or it was force-released), first, or behind `predecessor`. */
 export type ContenderPosition = { readonly present: false } | { readonly present: true; readonly predecessor?: string };
 
+/** A contender just created, with its place as read right after (`lookedAt`: when that read was sent). */
+export interface JoinedContender {
+  readonly ticket: ContenderTicket;
+  readonly position: ContenderPosition;
+  readonly lookedAt: number;
+}
+
 /** The ZooKeeper side of waiting, as the store provides it: store failures as `LockStoreUnavailableError`. */
 export interface ZookeeperQueueBackend {
-  /** Creates the contender's ephemeral sequential node on the session for its lease length. */
-  join(request: QueuedAcquireRequest): Promise<ContenderTicket>;
+  /** Creates the contender's ephemeral sequential node on the session for its lease length, and reads its place. */
+  join(request: QueuedAcquireRequest): Promise<JoinedContender>;
   position(request: QueuedAcquireRequest, ticket: ContenderTicket): Promise<ContenderPosition>;
   /**
    * Sets a one-shot watch on the predecessor (fired by its deletion or a change of its value); false when
@@ -60,14 +67,19 @@ export async function acquireInZookeeperQueue(request: QueuedAcquireRequest, bac
       // The first pass always runs, however close the deadline: one full attempt, as a plain acquire makes.
       if (attempts > 0 && Date.now() >= deadline) break;
       try {
+        let position: ContenderPosition;
+        let sentAt: number;
         if (!ticket || ticket.session.ended) {
           attempts++;
-          ticket = await backend.join(request);
+          const joined = await backend.join(request);
+          ({ ticket, position } = joined);
+          sentAt = joined.lookedAt;
           watched = undefined;
+        } else {
+          sentAt = Date.now();
+          attempts++;
+          position = await backend.position(request, ticket);
         }
-        const sentAt = Date.now();
-        attempts++;
-        const position = await backend.position(request, ticket);
         if (!position.present) {
           backend.leave(ticket);
           ticket = undefined;

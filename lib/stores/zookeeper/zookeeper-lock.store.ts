@@ -11,10 +11,11 @@ import type {
   RenewRequest,
 } from '../lock-store.interface.js';
 import { assertOwnershipToken } from '../ownership-token.js';
-import { deleteIfCreatedAt, setIfCreatedAt } from './nodes/checked-delete.node.js';
+import { setIfCreatedAt } from './nodes/checked-delete.node.js';
 import { readContender } from './nodes/contenders.query.js';
 import type { ZookeeperPackage } from './zookeeper.loader.js';
 import { encodeContenderValue } from './zookeeper-key-layout.js';
+import { isNodeReply, ZK } from './zookeeper-reply.js';
 import { ZookeeperLockInspection } from './zookeeper-lock-inspection.js';
 import { acquireInZookeeperQueue } from './zookeeper-lock-queue.js';
 import { ZookeeperReleaseWatch } from './zookeeper-release-watch.js';
@@ -47,17 +48,9 @@ export class ZookeeperLockStore implements LockStore {
 
   async acquire(key: string, token: string, leaseMs: number, holder: string): Promise<AcquireResult> {
     assertOwnershipToken(token);
-    const ticket = await this.context.join(key, leaseMs, holder);
-    const sentAt = Date.now();
-    let position;
-    try {
-      position = await this.context.position(key, ticket);
-    } catch (error) {
-      this.context.leave(key, ticket);
-      throw error;
-    }
+    const { ticket, position, lookedAt } = await this.context.join(key, leaseMs, holder);
     if (position.present && position.predecessor === undefined) {
-      this.context.grant(token, key, holder, leaseMs, ticket, sentAt);
+      this.context.grant(token, key, holder, leaseMs, ticket, lookedAt);
       return { acquired: true, fencingToken: ticket.czxid };
     }
     this.context.leave(key, ticket);
@@ -111,8 +104,12 @@ export class ZookeeperLockStore implements LockStore {
       return kept;
     }
     try {
-      return await deleteIfCreatedAt(session, 'release', key, path, fencingToken);
+      // One round trip: the node's name carries this grant's random nonce, so no other grant's node can
+      // ever be at this path (not even after a re-created parent restarted the sequence).
+      await session.call('release', key, (client) => client.delete_(path, -1));
+      return true;
     } catch (error) {
+      if (isNodeReply(error, ZK.NONODE)) return false;
       // Unknown: the node may still be there. Delete it in the background while its session could keep it.
       this.context.leave(key, { session, path, czxid: fencingToken });
       throw error;

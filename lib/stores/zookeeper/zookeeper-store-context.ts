@@ -1,13 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { LockStoreUnavailableError } from '../../errors/lock-store-unavailable.error.js';
 import { BackgroundTasks } from '../../support/background-tasks.js';
-import { deleteIfCreatedAt } from './nodes/checked-delete.node.js';
 import { createContender } from './nodes/contender.node.js';
 import { contendersOf, statOf } from './nodes/contenders.query.js';
 import type { ZookeeperPackage } from './zookeeper.loader.js';
+import { isNodeReply, ZK } from './zookeeper-reply.js';
 import { ZookeeperGrants, type ZookeeperGrant } from './zookeeper-grants.js';
 import { encodeContenderValue, nonceOf, ZookeeperKeyLayout } from './zookeeper-key-layout.js';
-import type { ContenderPosition, ContenderTicket } from './zookeeper-lock-queue.js';
+import type { ContenderPosition, ContenderTicket, JoinedContender } from './zookeeper-lock-queue.js';
 import { ZookeeperSessions, type ZookeeperSessionSettings } from './zookeeper-sessions.js';
 import type { ZookeeperSession } from './zookeeper-session.js';
 
@@ -36,11 +36,12 @@ export class ZookeeperStoreContext {
   }
 
   /**
-   * Creates the contender's node on the session of its lease length and reads its czxid. A create
-   * without an answer may have landed: the nodes carrying this attempt's nonce are deleted in the
-   * background (they would otherwise block the queue until the session ends).
+   * Creates the contender's node on the session of its lease length, then reads its czxid and its place
+   * in one pipelined round trip (`lookedAt`: when that look was sent). A create without an answer may
+   * have landed: the nodes carrying this attempt's nonce are deleted in the background (they would
+   * otherwise block the queue until the session ends).
    */
-  async join(key: string, leaseMs: number, holder: string): Promise<ContenderTicket> {
+  async join(key: string, leaseMs: number, holder: string): Promise<JoinedContender> {
     const session = await this.sessions.sessionFor(leaseMs);
     const nonce = randomBytes(6).toString('hex');
     let path: string;
@@ -50,10 +51,13 @@ export class ZookeeperStoreContext {
       if (error instanceof LockStoreUnavailableError) this.sweepNonce(session, key, nonce);
       throw error;
     }
+    const lookedAt = Date.now();
     try {
-      const stat = await statOf(session, 'acquire', key, path);
+      const lockPath = this.layout.lockPath(key);
+      const [stat, names] = await Promise.all([statOf(session, 'acquire', key, path), contendersOf(session, 'acquire', key, lockPath)]);
       if (!stat) throw new LockStoreUnavailableError('acquire', key, { cause: new Error('ZooKeeper: the new contender node vanished (its session ended)') });
-      return { session, path, czxid: stat.czxid };
+      const ticket = { session, path, czxid: stat.czxid };
+      return { ticket, position: placeIn(names, lockPath, path), lookedAt };
     } catch (error) {
       this.tasks.retry(() => session.call('release', key, (client) => client.delete_(path, -1)), Date.now() + session.timeoutMs);
       throw error;
@@ -63,17 +67,23 @@ export class ZookeeperStoreContext {
   /** Where the contender stands: its predecessor's path, none (it holds), or gone. */
   async position(key: string, ticket: ContenderTicket): Promise<ContenderPosition> {
     const lockPath = this.layout.lockPath(key);
-    const names = await contendersOf(ticket.session, 'acquire', key, lockPath);
-    const mine = names.indexOf(ticket.path.slice(lockPath.length + 1));
-    if (mine < 0) return { present: false };
-    return mine === 0 ? { present: true } : { present: true, predecessor: `${lockPath}/${names[mine - 1]}` };
+    return placeIn(await contendersOf(ticket.session, 'acquire', key, lockPath), lockPath, ticket.path);
   }
 
-  /** Deletes a contender's node (token-checked by its czxid) in the background, while its session could keep it. */
+  /**
+   * Deletes a contender's node in the background, retried while its session could keep it. Its name
+   * carries the attempt's random nonce, so no other contender's node is ever at that path.
+   */
   leave(key: string, ticket: ContenderTicket): void {
-    const { session, path, czxid } = ticket;
+    const { session, path } = ticket;
     if (session.ended) return;
-    this.tasks.retry(() => deleteIfCreatedAt(session, 'release', key, path, czxid), Date.now() + session.timeoutMs);
+    this.tasks.retry(async () => {
+      try {
+        await session.call('release', key, (client) => client.delete_(path, -1));
+      } catch (error) {
+        if (!isNodeReply(error, ZK.NONODE)) throw error;
+      }
+    }, Date.now() + session.timeoutMs);
   }
 
   grant(token: string, key: string, holder: string, leaseMs: number, ticket: ContenderTicket, startedAt: number): ZookeeperGrant {
@@ -103,4 +113,10 @@ export class ZookeeperStoreContext {
       }
     }, Date.now() + session.timeoutMs);
   }
+}
+
+function placeIn(names: readonly string[], lockPath: string, path: string): ContenderPosition {
+  const mine = names.indexOf(path.slice(lockPath.length + 1));
+  if (mine < 0) return { present: false };
+  return mine === 0 ? { present: true } : { present: true, predecessor: `${lockPath}/${names[mine - 1]}` };
 }
