@@ -100,7 +100,7 @@ export class ZookeeperLockStore implements LockStore {
       // The node stays (a value change wakes nobody) and is deleted when the hold ends; it lasts at most
       // as long as its session, which ends with this process (see docs/zookeeper.md).
       const kept = await setIfCreatedAt(session, 'release', key, path, fencingToken, encodeContenderValue({ holder: grant.holder, leaseMs: keepMs }));
-      if (kept) this.afterHold(keepMs, () => this.context.leave(key, { session, path, czxid: fencingToken }));
+      if (kept) this.afterHold(keepMs, () => this.context.leave(key, { session, path }));
       return kept;
     }
     try {
@@ -111,7 +111,7 @@ export class ZookeeperLockStore implements LockStore {
     } catch (error) {
       if (isNodeReply(error, ZK.NONODE)) return false;
       // Unknown: the node may still be there. Delete it in the background while its session could keep it.
-      this.context.leave(key, { session, path, czxid: fencingToken });
+      this.context.leave(key, { session, path });
       throw error;
     }
   }

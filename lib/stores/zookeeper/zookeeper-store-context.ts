@@ -32,7 +32,7 @@ export class ZookeeperStoreContext {
   ) {
     this.layout = new ZookeeperKeyLayout(settings.keyPrefix);
     this.sessions = new ZookeeperSessions(zookeeper, settings);
-    this.grants = new ZookeeperGrants((grant) => this.leave(grant.key, { session: grant.session, path: grant.path, czxid: grant.fencingToken }));
+    this.grants = new ZookeeperGrants((grant) => this.leave(grant.key, grant));
   }
 
   /**
@@ -59,7 +59,7 @@ export class ZookeeperStoreContext {
       const ticket = { session, path, czxid: stat.czxid };
       return { ticket, position: placeIn(names, lockPath, path), lookedAt };
     } catch (error) {
-      this.tasks.retry(() => session.call('release', key, (client) => client.delete_(path, -1)), Date.now() + session.timeoutMs);
+      this.leave(key, { session, path });
       throw error;
     }
   }
@@ -71,19 +71,20 @@ export class ZookeeperStoreContext {
   }
 
   /**
-   * Deletes a contender's node in the background, retried while its session could keep it. Its name
-   * carries the attempt's random nonce, so no other contender's node is ever at that path.
+   * Deletes a contender's node in the background, retried for as long as its session lives (the node
+   * cannot outlive it): after an outage without a quorum the ensemble resumes the session, node and all,
+   * and the delete then gets through. Its name carries the attempt's random nonce, so no other
+   * contender's node is ever at that path.
    */
-  leave(key: string, ticket: ContenderTicket): void {
+  leave(key: string, ticket: Pick<ContenderTicket, 'session' | 'path'>): void {
     const { session, path } = ticket;
-    if (session.ended) return;
-    this.tasks.retry(async () => {
+    this.whileSessionLives(session, async () => {
       try {
         await session.call('release', key, (client) => client.delete_(path, -1));
       } catch (error) {
         if (!isNodeReply(error, ZK.NONODE)) throw error;
       }
-    }, Date.now() + session.timeoutMs);
+    });
   }
 
   grant(token: string, key: string, holder: string, leaseMs: number, ticket: ContenderTicket, startedAt: number): ZookeeperGrant {
@@ -107,11 +108,18 @@ export class ZookeeperStoreContext {
 
   private sweepNonce(session: ZookeeperSession, key: string, nonce: string): void {
     const lockPath = this.layout.lockPath(key);
-    this.tasks.retry(async () => {
+    this.whileSessionLives(session, async () => {
       for (const name of await contendersOf(session, 'release', key, lockPath)) {
-        if (nonceOf(name) === nonce) await session.call('release', key, (client) => client.delete_(`${lockPath}/${name}`, -1)).catch(() => undefined);
+        if (nonceOf(name) === nonce) this.leave(key, { session, path: `${lockPath}/${name}` });
       }
-    }, Date.now() + session.timeoutMs);
+    });
+  }
+
+  /** Runs a clean-up until it succeeds or the session ends (with the session, its nodes are gone anyway). */
+  private whileSessionLives(session: ZookeeperSession, task: () => Promise<unknown>): void {
+    this.tasks.retry(async () => {
+      if (!session.ended) await task();
+    }, Number.POSITIVE_INFINITY);
   }
 }
 
