@@ -6,7 +6,7 @@ import { decodeContenderValue, sortContenders, ZookeeperKeyLayout } from '../../
 /** A plain ZooKeeper client for looking at what the store wrote (never for taking locks). */
 export async function openObserver(ensemble: ZookeeperEnsemble): Promise<ZookeeperClient> {
   const ZooKeeper = await loadZookeeper();
-  const client = new ZooKeeper({ connect: ensemble.connect, timeout: 10_000, debug_level: 1 });
+  const client = new ZooKeeper({ connect: ensemble.connect, timeout: 10_000, debug_level: 0 });
   await new Promise<void>((resolve) => {
     client.on('connect', () => resolve());
     client.init({});

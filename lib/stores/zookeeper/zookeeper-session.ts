@@ -31,7 +31,8 @@ export class ZookeeperSession {
     const client = new zookeeper({
       connect,
       timeout: timeoutMs,
-      debug_level: zookeeper.constants.ZOO_LOG_LEVEL_ERROR ?? 1,
+      // The C client's own log goes to stderr per reconnect attempt; the store reports outages itself.
+      debug_level: 0,
       host_order_deterministic: false,
     });
     const servers = describeServers(connect);
