@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
-import { LockConfigError, type LockModuleOptions } from '../../lib/index';
+import { LockConfigError, LockStoreUnavailableError, type LockModuleOptions } from '../../lib/index';
+import { createZookeeperLockStore } from '../../lib/stores/zookeeper/zookeeper-client.factory';
 import { startZookeeperEnsemble, type ZookeeperEnsemble } from '../../scripts/servers/zookeeper-server';
 import { createLockApp } from '../support/lock-app';
 import { moduleStartError } from '../support/module-start';
@@ -56,6 +57,15 @@ describe("store: 'zookeeper' in the module", () => {
     } finally {
       await app.close();
     }
+  });
+
+  it('fails closed when no server answers, naming the key and the servers, and still closes', async () => {
+    const store = await createZookeeperLockStore('127.0.0.1:1', { keyPrefix: testPrefix(__filename), commandTimeoutMs: 300 });
+    const error = await store.acquire('order:9', 'token', 5_000, 'test').catch((failure: unknown) => failure);
+    expect(error).toBeInstanceOf(LockStoreUnavailableError);
+    expect((error as Error).message).toBe('Lock store failed during acquire of "order:9": ZooKeeper at 127.0.0.1:1: no session within 300 ms');
+    await expect(store.ping()).rejects.toBeInstanceOf(LockStoreUnavailableError);
+    await store.close();
   });
 
   it('loads the zookeeper package only when an application uses the ZooKeeper store', () => {

@@ -42,7 +42,10 @@ export class ZookeeperStoreContext {
    * otherwise block the queue until the session ends).
    */
   async join(key: string, leaseMs: number, holder: string): Promise<JoinedContender> {
-    const session = await this.sessions.sessionFor(leaseMs);
+    const session = await this.sessions.sessionFor(leaseMs).catch((error: unknown) => {
+      // A session shared by every caller failed to open: name this caller's key, keep the reason.
+      throw error instanceof LockStoreUnavailableError ? new LockStoreUnavailableError('acquire', key, { cause: error.cause }) : error;
+    });
     const nonce = randomBytes(6).toString('hex');
     let path: string;
     try {
