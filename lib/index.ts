@@ -38,6 +38,7 @@ export type { SqlStatement } from './stores/postgres/postgres-lock.queries.js';
 export { postgresLockMigration } from './stores/postgres/postgres-lock.migration.js';
 export { assertLeaseHeld, type LeaseCheckQueryable } from './stores/postgres/postgres-lease.check.js';
 export type { EtcdClientLike, EtcdClientOptions, EtcdConnectionOption } from './stores/etcd/etcd-connection-option.js';
+export type { ZookeeperConnectionOption } from './stores/zookeeper/zookeeper-connection-option.js';
 export { MAX_LOCK_KEY_BYTES } from './keys/lock-key.js';
 export { LockEvents } from './events/lock-events.js';
 export {

@@ -2,7 +2,7 @@ import { LeaseLostError, LockStoreUnavailableError, type Lease } from '../../lib
 import { startEtcdCluster, type EtcdCluster } from '../../scripts/servers/etcd-server';
 import { createLockApp, type LockApp } from '../support/lock-app';
 import { testPrefix } from '../support/test-prefix';
-import { DrillTimeline } from './etcd-drill-timeline';
+import { DrillTimeline } from './drill-timeline';
 
 const LEASE_MS = 4_000;
 

@@ -4,7 +4,7 @@ import { startEtcdCluster, type EtcdCluster } from '../../scripts/servers/etcd-s
 import { createLockApp, type LockApp } from '../support/lock-app';
 import { testPrefix } from '../support/test-prefix';
 import { openObserver, queueOf, until } from '../stores/etcd-test-support';
-import { DrillTimeline } from './etcd-drill-timeline';
+import { DrillTimeline } from './drill-timeline';
 
 const APPS = ['a', 'b', 'c'] as const;
 const HAND_OFFS_PER_APP = 5;

@@ -46,6 +46,7 @@ describe('module configuration', () => {
     ['leaseMS', { leaseMS: 10_000 }],
     ['postgres', { postgres: 'postgres://app:secret@db/app' }],
     ['etcd', { etcd: 'http://etcd:2379' }],
+    ['zookeeper', { zookeeper: 'zk-0:2181' }],
   ])('rejects a bad %s at startup with LockConfigError naming it', async (option, bad) => {
     const error = await startupError({ redis: redisUrl(), ...bad });
     expect(error).toBeInstanceOf(LockConfigError);

@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { startEtcdCluster, type EtcdCluster } from '../../scripts/servers/etcd-server';
+import { startZookeeperEnsemble, type ZookeeperEnsemble } from '../../scripts/servers/zookeeper-server';
 import { openPostgresTestDatabase, type PostgresTestDatabase } from '../stores/postgres-test-database';
 import { createLockApp, type LockApp } from '../support/lock-app';
 import { testPrefix } from '../support/test-prefix';
@@ -12,7 +13,7 @@ const REGISTER = join(__dirname, '../support/register-ts.cjs');
 
 async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   // No store variable in the environment: only the flag names the store.
-  const env = { ...process.env, REDIS_URL: '', DATABASE_URL: '', ETCD_ENDPOINTS: '' };
+  const env = { ...process.env, REDIS_URL: '', DATABASE_URL: '', ETCD_ENDPOINTS: '', ZOOKEEPER_CONNECT: '' };
   try {
     const { stdout, stderr } = await run(process.execPath, ['-r', REGISTER, CLI, ...args], { env });
     return { code: 0, stdout, stderr };
@@ -70,4 +71,27 @@ describe('runbook CLI on the etcd store', () => {
   });
 
   it('lists and force-releases through --etcd', () => runbookSession(app, ['--etcd', cluster.endpoints.join(',')], prefix));
+});
+
+describe('runbook CLI on the ZooKeeper store', () => {
+  const prefix = testPrefix(__filename);
+  let ensemble: ZookeeperEnsemble;
+  let app: LockApp;
+
+  beforeAll(async () => {
+    ensemble = await startZookeeperEnsemble();
+    app = await createLockApp({ store: 'zookeeper', zookeeper: ensemble.connect, keyPrefix: prefix, holder: 'pod-runbook', leaseMs: 10_000 });
+  });
+  afterAll(async () => {
+    await app?.close();
+    await ensemble?.stop();
+  });
+
+  it('lists and force-releases through --zookeeper', () => runbookSession(app, ['--zookeeper', ensemble.connect], prefix));
+
+  it('refuses a --zookeeper address that is not a connect string before connecting', async () => {
+    const refused = await cli(['list', '*', '--zookeeper', 'http://127.0.0.1:2181', '--prefix', prefix]);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain('--zookeeper');
+  });
 });

@@ -1,5 +1,5 @@
 import type { Etcd3, Watcher } from 'etcd3';
-import type { BackgroundTasks } from './background-tasks.js';
+import type { BackgroundTasks } from '../../support/background-tasks.js';
 import type { KeyRange } from './txns/etcd-rpc.js';
 
 /** A watch for deletions: of one key (a waiter's predecessor) or of any key in a range (release listeners). */

@@ -1,5 +1,5 @@
 import type { Etcd3 } from 'etcd3';
-import { BackgroundTasks } from './background-tasks.js';
+import { BackgroundTasks } from '../../support/background-tasks.js';
 import { EtcdCommands } from './etcd-commands.js';
 import { EtcdGrants, leasesOf, type EtcdGrant, type EtcdLease } from './etcd-grants.js';
 import { EtcdKeyLayout } from './etcd-key-layout.js';

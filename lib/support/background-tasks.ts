@@ -1,9 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { retryDelayMs } from '../../support/retry-delay.js';
-import { settlesWithin } from '../../support/settles-within.js';
+import { retryDelayMs } from './retry-delay.js';
+import { settlesWithin } from './settles-within.js';
 
 /**
- * Clean-ups the store fires without making the caller wait (revoking a released grant's lease, undoing
+ * Clean-ups the store fires without making the caller wait (revoking a released grant's lease or deleting its node, undoing
  * an attempt of unknown outcome), tracked so `close()` can let them finish, for a bounded time.
  */
 export class BackgroundTasks {

@@ -1,0 +1,36 @@
+import type { ZookeeperStat } from '../zookeeper-client.interface.js';
+import type { ZookeeperSession } from '../zookeeper-session.js';
+import { decodeContenderValue, sortContenders, type ContenderValue } from '../zookeeper-key-layout.js';
+import { isNodeReply, ZK } from '../zookeeper-reply.js';
+
+/** One lock's contender names in queue order, holder first; none when the lock has no parent node. */
+export async function contendersOf(session: ZookeeperSession, operation: string, key: string, lockPath: string): Promise<string[]> {
+  try {
+    return sortContenders(await session.call(operation, key, (client) => client.get_children(lockPath, false)));
+  } catch (error) {
+    if (isNodeReply(error, ZK.NONODE)) return [];
+    throw error;
+  }
+}
+
+export interface ReadNode {
+  readonly stat: ZookeeperStat;
+  readonly value: ContenderValue;
+}
+
+/** A contender's stat and value, or null once it is gone. */
+export async function readContender(session: ZookeeperSession, operation: string, key: string, path: string): Promise<ReadNode | null> {
+  try {
+    const [stat, data] = await session.call(operation, key, (client) => client.get(path, false));
+    return { stat, value: decodeContenderValue(data) };
+  } catch (error) {
+    if (isNodeReply(error, ZK.NONODE)) return null;
+    throw error;
+  }
+}
+
+/** A node's stat, or null once it is gone. */
+export async function statOf(session: ZookeeperSession, operation: string, key: string, path: string): Promise<ZookeeperStat | null> {
+  const stat = await session.call(operation, key, (client) => client.exists(path, false));
+  return stat ?? null;
+}

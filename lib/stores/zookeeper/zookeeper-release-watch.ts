@@ -1,0 +1,81 @@
+import { retryDelayMs } from '../../support/retry-delay.js';
+import { ensureNode } from './nodes/contender.node.js';
+import { CREATE, ZK, isNodeReply } from './zookeeper-reply.js';
+import { sortContenders, ZOOKEEPER_ROOT } from './zookeeper-key-layout.js';
+import type { ZookeeperStoreContext } from './zookeeper-store-context.js';
+import type { ZookeeperSession } from './zookeeper-session.js';
+
+/**
+ * Release notifications for one key: a child watch on the lock's parent, re-armed at every event. A
+ * release (the holder's node deleted) calls the listener; a new waiter or a minimum hold (a value change)
+ * does not. Watches live on a session: when it ends, the listener is called once (a release may have been
+ * missed) and the watch moves to a live session.
+ */
+export class ZookeeperReleaseWatch {
+  private stopped = false;
+  private holder: string | undefined;
+  private failures = 0;
+  private unsubscribe?: () => void;
+  private retry?: NodeJS.Timeout;
+
+  constructor(
+    private readonly context: ZookeeperStoreContext,
+    private readonly key: string,
+    private readonly listener: () => void,
+  ) {}
+
+  /** Resolves once the watch is set. */
+  async start(): Promise<void> {
+    const session = await this.context.reader();
+    const lockPath = this.context.layout.lockPath(this.key);
+    await ensureNode(session, this.key, ZOOKEEPER_ROOT, CREATE.PERSISTENT);
+    await ensureNode(session, this.key, lockPath, CREATE.CONTAINER);
+    await this.arm(session);
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.unsubscribe?.();
+    clearTimeout(this.retry);
+  }
+
+  private async arm(session: ZookeeperSession): Promise<void> {
+    if (this.stopped) return;
+    const lockPath = this.context.layout.lockPath(this.key);
+    this.unsubscribe?.();
+    this.unsubscribe = session.whenEnded(() => {
+      this.notify();
+      this.again();
+    });
+    let names: string[];
+    try {
+      names = await session.call('subscribe', this.key, (client) => client.w_get_children(lockPath, () => this.again()));
+    } catch (error) {
+      if (!isNodeReply(error, ZK.NONODE)) throw error;
+      // The ensemble deleted the empty parent: create it again and watch that.
+      await ensureNode(session, this.key, lockPath, CREATE.CONTAINER);
+      return this.arm(session);
+    }
+    const [first] = sortContenders(names);
+    if (this.holder !== undefined && first !== this.holder) this.notify();
+    this.holder = first;
+    this.failures = 0;
+  }
+
+  private notify(): void {
+    if (!this.stopped) this.listener();
+  }
+
+  /** Re-arms after an event (or a failure, with backoff). */
+  private again(): void {
+    if (this.stopped) return;
+    this.context
+      .reader()
+      .then((session) => this.arm(session))
+      .catch(() => {
+        if (this.stopped) return;
+        this.retry = setTimeout(() => this.again(), retryDelayMs(++this.failures, 50, 1_000));
+        this.retry.unref();
+      });
+  }
+}

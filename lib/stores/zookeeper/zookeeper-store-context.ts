@@ -1,0 +1,133 @@
+import { randomBytes } from 'node:crypto';
+import { LockStoreUnavailableError } from '../../errors/lock-store-unavailable.error.js';
+import { BackgroundTasks } from '../../support/background-tasks.js';
+import { createContender } from './nodes/contender.node.js';
+import { contendersOf, statOf } from './nodes/contenders.query.js';
+import type { ZookeeperPackage } from './zookeeper.loader.js';
+import { isNodeReply, ZK } from './zookeeper-reply.js';
+import { ZookeeperGrants, type ZookeeperGrant } from './zookeeper-grants.js';
+import { encodeContenderValue, nonceOf, ZookeeperKeyLayout } from './zookeeper-key-layout.js';
+import type { ContenderPosition, ContenderTicket, JoinedContender } from './zookeeper-lock-queue.js';
+import { ZookeeperSessions, type ZookeeperSessionSettings } from './zookeeper-sessions.js';
+import type { ZookeeperSession } from './zookeeper-session.js';
+
+export interface ZookeeperStoreSettings extends ZookeeperSessionSettings {
+  readonly keyPrefix: string;
+}
+
+/**
+ * What the store's parts share: its sessions, its key layout, the grants it holds, and its background
+ * clean-ups. The contender steps every acquisition takes (join, look at its place, leave) live here, so
+ * that a plain acquire and a queued wait take the same ones.
+ */
+export class ZookeeperStoreContext {
+  readonly layout: ZookeeperKeyLayout;
+  readonly sessions: ZookeeperSessions;
+  readonly grants: ZookeeperGrants;
+  readonly tasks = new BackgroundTasks();
+
+  constructor(
+    zookeeper: ZookeeperPackage,
+    readonly settings: ZookeeperStoreSettings,
+  ) {
+    this.layout = new ZookeeperKeyLayout(settings.keyPrefix);
+    this.sessions = new ZookeeperSessions(zookeeper, settings);
+    this.grants = new ZookeeperGrants((grant) => this.leave(grant.key, grant));
+  }
+
+  /**
+   * Creates the contender's node on the session of its lease length, then reads its czxid and its place
+   * in one pipelined round trip (`lookedAt`: when that look was sent). A create without an answer may
+   * have landed: the nodes carrying this attempt's nonce are deleted in the background (they would
+   * otherwise block the queue until the session ends).
+   */
+  async join(key: string, leaseMs: number, holder: string): Promise<JoinedContender> {
+    const session = await this.sessions.sessionFor(leaseMs).catch((error: unknown) => {
+      // A session shared by every caller failed to open: name this caller's key, keep the reason.
+      throw error instanceof LockStoreUnavailableError ? new LockStoreUnavailableError('acquire', key, { cause: error.cause }) : error;
+    });
+    const nonce = randomBytes(6).toString('hex');
+    let path: string;
+    try {
+      path = await createContender(session, key, this.layout.contenderPrefix(key, nonce), encodeContenderValue({ holder, leaseMs }));
+    } catch (error) {
+      if (error instanceof LockStoreUnavailableError) this.sweepNonce(session, key, nonce);
+      throw error;
+    }
+    const lookedAt = Date.now();
+    try {
+      const lockPath = this.layout.lockPath(key);
+      const [stat, names] = await Promise.all([statOf(session, 'acquire', key, path), contendersOf(session, 'acquire', key, lockPath)]);
+      if (!stat) throw new LockStoreUnavailableError('acquire', key, { cause: new Error('ZooKeeper: the new contender node vanished (its session ended)') });
+      const ticket = { session, path, czxid: stat.czxid };
+      return { ticket, position: placeIn(names, lockPath, path), lookedAt };
+    } catch (error) {
+      this.leave(key, { session, path });
+      throw error;
+    }
+  }
+
+  /** Where the contender stands: its predecessor's path, none (it holds), or gone. */
+  async position(key: string, ticket: ContenderTicket): Promise<ContenderPosition> {
+    const lockPath = this.layout.lockPath(key);
+    return placeIn(await contendersOf(ticket.session, 'acquire', key, lockPath), lockPath, ticket.path);
+  }
+
+  /**
+   * Deletes a contender's node in the background, retried for as long as its session lives (the node
+   * cannot outlive it): after an outage without a quorum the ensemble resumes the session, node and all,
+   * and the delete then gets through. Its name carries the attempt's random nonce, so no other
+   * contender's node is ever at that path.
+   */
+  leave(key: string, ticket: Pick<ContenderTicket, 'session' | 'path'>): void {
+    const { session, path } = ticket;
+    this.whileSessionLives(session, async () => {
+      try {
+        await session.call('release', key, (client) => client.delete_(path, -1));
+      } catch (error) {
+        if (!isNodeReply(error, ZK.NONODE)) throw error;
+      }
+    });
+  }
+
+  grant(token: string, key: string, holder: string, leaseMs: number, ticket: ContenderTicket, startedAt: number): ZookeeperGrant {
+    const grant: ZookeeperGrant = {
+      key,
+      path: ticket.path,
+      fencingToken: ticket.czxid,
+      holder,
+      session: ticket.session,
+      leaseMs,
+      expiresAt: startedAt + leaseMs,
+    };
+    this.grants.remember(token, grant);
+    return grant;
+  }
+
+  /** The session for reads no lease depends on. */
+  reader(): Promise<ZookeeperSession> {
+    return this.sessions.any();
+  }
+
+  private sweepNonce(session: ZookeeperSession, key: string, nonce: string): void {
+    const lockPath = this.layout.lockPath(key);
+    this.whileSessionLives(session, async () => {
+      for (const name of await contendersOf(session, 'release', key, lockPath)) {
+        if (nonceOf(name) === nonce) this.leave(key, { session, path: `${lockPath}/${name}` });
+      }
+    });
+  }
+
+  /** Runs a clean-up until it succeeds or the session ends (with the session, its nodes are gone anyway). */
+  private whileSessionLives(session: ZookeeperSession, task: () => Promise<unknown>): void {
+    this.tasks.retry(async () => {
+      if (!session.ended) await task();
+    }, Number.POSITIVE_INFINITY);
+  }
+}
+
+function placeIn(names: readonly string[], lockPath: string, path: string): ContenderPosition {
+  const mine = names.indexOf(path.slice(lockPath.length + 1));
+  if (mine < 0) return { present: false };
+  return mine === 0 ? { present: true } : { present: true, predecessor: `${lockPath}/${names[mine - 1]}` };
+}
