@@ -123,8 +123,15 @@ export class LeaseSetScopes {
 
 /** Runs `fn` as the scope of every lease in `taken`, then ends each scope, reporting a loss first. */
 async function runLocked<T>(host: LeaseSetScopeHost, taken: readonly Lease[], fn: () => Promise<T> | T): Promise<T> {
-  const inside = async (index: number): Promise<T> =>
-    index < taken.length ? host.context.run(taken[index]!, () => inside(index + 1)) : await fn();
+  const inside = async (index: number): Promise<T> => {
+    if (index >= taken.length) return await fn();
+    const frame = host.context.open(taken[index]!);
+    try {
+      return await host.context.runIn(frame, () => inside(index + 1));
+    } finally {
+      host.context.close(frame);
+    }
+  };
   let value: T | undefined;
   let failed = false;
   let failure: unknown;
