@@ -1,8 +1,10 @@
+import type { Cluster } from 'ioredis';
 import { LockConfigError } from '../../errors/lock-config.error.js';
 import { booleanOption } from '../../support/boolean-option.js';
 import { checkedAtStartup, refuseForeignConnection, type LockStoreKindDefinition } from '../lock-store-kind.interface.js';
 import { createRedisConnection } from './connection/redis-client.factory.js';
-import { assertRedisConnectionOption, type RedisConnectionOption } from './connection/redis-connection.option.js';
+import { assertSeedsInClusterMode } from './connection/cluster-mode.check.js';
+import { assertRedisConnectionOption, isRedisClient, type RedisConnectionOption } from './connection/redis-connection.option.js';
 import { RedisLockStore } from './redis-lock.store.js';
 import { connectToRedisUrl } from './redis-url-connection.js';
 
@@ -80,7 +82,12 @@ export const redisStoreKind: LockStoreKindDefinition<'redis', RedisStoreSettings
   create: async (settings, { keyPrefix, commandTimeoutMs }) => {
     const connection = createRedisConnection(settings.connection, { shardedPubSub: settings.shardedPubSub, closeTimeoutMs: commandTimeoutMs });
     const store = new RedisLockStore(connection, { keyPrefix, commandTimeoutMs, replicas: settings.replicas, fair: settings.fair });
-    return settings.replicas === 0 ? store : checkedAtStartup(store, (created) => created.checkAcknowledgements());
+    const { client } = connection;
+    if (!client.isCluster && settings.replicas === 0) return store;
+    return checkedAtStartup(store, async (created) => {
+      if (client.isCluster) await assertSeedsInClusterMode(client as Cluster, clusterOptionName(settings.connection), commandTimeoutMs);
+      if (settings.replicas > 0) await created.checkAcknowledgements();
+    });
   },
   runbook: {
     flag: 'redis',
@@ -92,6 +99,11 @@ export const redisStoreKind: LockStoreKindDefinition<'redis', RedisStoreSettings
     },
   },
 };
+
+/** How a refusal names the Cluster the user configured: their seed list, or the client they handed in. */
+function clusterOptionName(option: RedisConnectionOption): string {
+  return isRedisClient(option) ? 'redis (the Cluster client)' : 'redis.cluster';
+}
 
 function replicasOption(value: unknown): number {
   const replicas = value ?? NO_REPLICAS;
