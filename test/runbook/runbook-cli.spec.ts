@@ -72,6 +72,16 @@ describe('runbook CLI', () => {
     expect(result.stderr).not.toContain('SECRET');
   });
 
+  it.each([
+    ['a Sentinel URL', 'redis+sentinel://:SECRET@127.0.0.1:26379/mymaster', /"--redis" = "\*\*\*".*Sentinel.*SENTINEL GET-MASTER-ADDR-BY-NAME/],
+    ['several nodes in one URL', 'redis://:SECRET@10.0.0.1:6379,10.0.0.2:6379', /"--redis" = "\*\*\*".*one node.*any node of a Cluster/],
+  ])('refuses %s before connecting, pointing at the URL it takes, without printing the password', async (_, url, message) => {
+    const result = await cli(['list', '--redis', url]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(message);
+    expect(result.stderr).not.toMatch(/SECRET|10\.0\.0/);
+  });
+
   it('finds a key typed as the user wrote it, and lists both the stored and the decoded form', async () => {
     const id = 'EU:42/ä';
     const lease = await app.locks.acquire(`order:${encodeKeySegment(id)}`);

@@ -40,6 +40,7 @@ describe('the redis option is checked at startup', () => {
   it.each<[string, unknown, RegExp]>([
     ['a comma-separated list of nodes in one URL (a natural Cluster guess)', 'redis://10.0.0.1:6379,10.0.0.2:6379', /"redis" = "\*\*\*".*\{ cluster: \[seed nodes\] \}/],
     ['a Sentinel URL', 'redis+sentinel://127.0.0.1:26379/mymaster', /"redis".*\{ sentinels: \[\{ host, port \}\], name \}/],
+    ['a Sentinel URL naming several sentinels', 'redis+sentinel://10.0.0.1:26379,10.0.0.2:26379/mymaster', /"redis" = "\*\*\*".*; for Sentinel, give ioredis options: \{ sentinels: \[\{ host, port \}\], name \}\.$/],
     ['a schemeless address with credentials', 'app:p@ss@cache:6379', /"redis" = "\*\*\*"/],
     ['a URL with a leading space', ' redis://app:secret@cache:6379', /"redis" = "\*\*\*"/],
   ])('rejects %s at startup with LockConfigError, printing no part of the value', async (_, redis, message) => {

@@ -4,7 +4,7 @@ import { booleanOption } from '../../support/boolean-option.js';
 import { checkedAtStartup, refuseForeignConnection, type LockStoreKindDefinition } from '../lock-store-kind.interface.js';
 import { createRedisConnection } from './connection/redis-client.factory.js';
 import { assertSeedsInClusterMode } from './connection/cluster-mode.check.js';
-import { assertRedisConnectionOption, isRedisClient, type RedisConnectionOption } from './connection/redis-connection.option.js';
+import { assertRedisConnectionOption, assertRedisUrl, isRedisClient, type RedisConnectionOption } from './connection/redis-connection.option.js';
 import { RedisLockStore } from './redis-lock.store.js';
 import { connectToRedisUrl } from './redis-url-connection.js';
 
@@ -93,11 +93,21 @@ export const redisStoreKind: LockStoreKindDefinition<'redis', RedisStoreSettings
     flag: 'redis',
     env: 'REDIS_URL',
     address: '<redis:// URL> (one node is enough on a Cluster)',
+    checkAddress: (url) => assertRedisUrl('--redis', url, RUNBOOK_URL_HINTS),
     open: async (url, { keyPrefix, commandTimeoutMs }) => {
       const connection = await connectToRedisUrl(url, { timeoutMs: commandTimeoutMs, closeTimeoutMs: 2_000 });
       return new RedisLockStore(connection, { keyPrefix, commandTimeoutMs });
     },
   },
+};
+
+/**
+ * The runbook takes one node's URL, never ioredis options: on a Cluster any node leads to the others, behind
+ * Sentinel the primary's address is one question to a sentinel away.
+ */
+const RUNBOOK_URL_HINTS = {
+  severalNodes: 'give one node: any node of a Cluster is enough, the runbook finds the others',
+  sentinel: "behind Sentinel, give the primary's redis:// URL, which a sentinel tells: redis-cli -p 26379 SENTINEL GET-MASTER-ADDR-BY-NAME <name>",
 };
 
 /** How a refusal names the Cluster the user configured: their seed list, or the client they handed in. */
