@@ -10,8 +10,20 @@ import { compileProblems, runSampleSpecs, writeSamples } from './support/markdow
  * - README.md: the decorator and manual-scope snippets of Recipes and Reference (methods without their
  *   class, shown for one option each), and the `releaseLocksAfterCommit` call inside `ClsModule.forRoot`
  *   (a line of the reader's own ClsModule set-up);
+ * - docs/testing.md: the e2e set-up, which overrides the store of the reader's own `AppModule`;
+ * - docs/observability.md: `tracing.ts` (it needs `@opentelemetry/sdk-node`, which this repository does not
+ *   install; its first line is a comment, not a marker), and the `diagnostics_channel` subscription, one
+ *   line calling the reader's own alerting.
  */
-const PAGES = new Map([['README.md', 'readme']]);
+const PAGES = new Map([
+  ['README.md', 'readme'],
+  ['docs/etcd.md', 'etcd'],
+  ['docs/fencing.md', 'fencing'],
+  ['docs/health.md', 'health'],
+  ['docs/observability.md', 'observability'],
+  ['docs/stores.md', 'stores'],
+  ['docs/testing.md', 'testing'],
+]);
 
 /**
  * Docs are tests: the application files the pages show (README's first application, its controller and
@@ -34,6 +46,10 @@ describe('documentation samples', () => {
     expect([...written.get('README.md')!.keys()]).toEqual(
       expect.arrayContaining(['app.module.ts', 'orders/orders.module.ts', 'orders/orders.service.ts', 'orders/orders.controller.ts', 'orders/orders.service.spec.ts']),
     );
+  });
+
+  it('include a file from every page listed (a page whose markers were lost would be skipped silently)', () => {
+    expect([...written].filter(([, files]) => files.size === 0).map(([page]) => page)).toEqual([]);
   });
 
   it('compile as written, with the compiler options of a new Nest application', () => {
