@@ -7,9 +7,8 @@ import { compileProblems, runSampleSpecs, writeSamples } from './support/markdow
  * The pages whose samples are compiled, each as a project of its own (its name: the directory its files go
  * to). Every ```ts block a reader would copy as a file starts with a `// <path>.ts` marker. Blocks left
  * without one, on purpose:
- * - README.md: the decorator and manual-scope snippets of Recipes and Reference (methods without their
- *   class, shown for one option each), and the `releaseLocksAfterCommit` call inside `ClsModule.forRoot`
- *   (a line of the reader's own ClsModule set-up);
+ * - README.md: the `@DistributedLock` reference (methods without their class, one key form each), and the
+ *   BullMQ processor (`@nestjs/bullmq` is not installed here);
  * - docs/testing.md: the e2e set-up, which overrides the store of the reader's own `AppModule`;
  * - docs/observability.md: `tracing.ts` (it needs `@opentelemetry/sdk-node`, which this repository does not
  *   install; its first line is a comment, not a marker), and the `diagnostics_channel` subscription, one
