@@ -1,11 +1,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { compileProblems, runSampleSpecs, writeSamples } from './support/markdown-samples';
+import { DOC_PAGES, writeDocSamples } from '../../scripts/docs/doc-samples.cjs';
+import { compileProblems, runSampleSpecs } from './support/markdown-samples';
 
 /**
- * The pages whose samples are compiled, each as a project of its own (its name: the directory its files go
- * to). Every ```ts block a reader would copy as a file starts with a `// <path>.ts` marker. Blocks left
+ * The pages whose samples are compiled are DOC_PAGES (scripts/docs/doc-samples.cjs, shared with the
+ * packed-package consumer docs-samples), each as a project of its own. Every ```ts block a reader would copy as a file starts with a `// <path>.ts` marker. Blocks left
  * without one, on purpose:
  * - README.md: the `@DistributedLock` reference (methods without their class, one key form each), and the
  *   BullMQ processor (`@nestjs/bullmq` is not installed here);
@@ -14,15 +15,6 @@ import { compileProblems, runSampleSpecs, writeSamples } from './support/markdow
  *   install; its first line is a comment, not a marker), and the `diagnostics_channel` subscription, one
  *   line calling the reader's own alerting.
  */
-const PAGES = new Map([
-  ['README.md', 'readme'],
-  ['docs/etcd.md', 'etcd'],
-  ['docs/fencing.md', 'fencing'],
-  ['docs/health.md', 'health'],
-  ['docs/observability.md', 'observability'],
-  ['docs/stores.md', 'stores'],
-  ['docs/testing.md', 'testing'],
-]);
 
 /**
  * Docs are tests: the application files the pages show (README's first application, its controller and
@@ -37,7 +29,7 @@ describe('documentation samples', () => {
 
   beforeAll(() => {
     dir = mkdtempSync(join(tmpdir(), 'doc-samples-'));
-    written = writeSamples(dir, PAGES);
+    written = writeDocSamples(dir);
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -52,7 +44,7 @@ describe('documentation samples', () => {
   });
 
   it('compile as written, with the compiler options of a new Nest application', () => {
-    const files = [...PAGES].flatMap(([page, project]) => [...written.get(page)!.keys()].map((path) => join(dir, project, 'src', path)));
+    const files = [...DOC_PAGES].flatMap(([page, project]) => [...written.get(page)!.keys()].map((path) => join(dir, project, 'src', path)));
     expect(compileProblems(dir, files)).toEqual([]);
   });
 

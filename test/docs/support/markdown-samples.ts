@@ -1,9 +1,8 @@
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import * as ts from 'typescript';
 
-export const ROOT = join(__dirname, '../../..');
+const ROOT = join(__dirname, '../../..');
 
 /** The package's entry points, as a consumer imports them, mapped onto the sources of this checkout. */
 const ENTRY_POINTS: Record<string, string> = {
@@ -14,38 +13,6 @@ const ENTRY_POINTS: Record<string, string> = {
   'nestjs-distributed-lock/fencing/typeorm': 'lib/fencing/typeorm/index.ts',
   'nestjs-distributed-lock/fencing/drizzle': 'lib/fencing/drizzle/index.ts',
 };
-
-/**
- * The files of a Markdown page: every ```ts block whose lines include `// <path>.ts` markers is cut into
- * those files (a marker's line may go on with a comment after `:`). Blocks without markers are fragments
- * of a file the reader already has, and are not compiled.
- */
-export function samplesOf(markdown: string): Map<string, string> {
-  const files = new Map<string, string>();
-  for (const [, block] of markdown.matchAll(/```ts\n([\s\S]*?)```/g)) {
-    const parts = block!.split(/^\/\/ ([\w./-]+\.ts)(?::.*)?$/m);
-    for (let i = 1; i < parts.length; i += 2) files.set(parts[i]!, parts[i + 1]!);
-  }
-  return files;
-}
-
-/**
- * The samples of each page (a path of this repository), each page as a project of its own under
- * `<dir>/<project>/src/`: two pages may both show an `app.module.ts`. Returns the files written.
- */
-export function writeSamples(dir: string, pages: ReadonlyMap<string, string>): Map<string, Map<string, string>> {
-  const written = new Map<string, Map<string, string>>();
-  for (const [page, project] of pages) {
-    const files = samplesOf(readFileSync(join(ROOT, page), 'utf8'));
-    for (const [path, text] of files) {
-      const file = join(dir, project, 'src', path);
-      mkdirSync(dirname(file), { recursive: true });
-      writeFileSync(file, `import 'reflect-metadata';\n${text}`);
-    }
-    written.set(page, files);
-  }
-  return written;
-}
 
 /** Compiler options as `nest new` (Nest 11) writes them, plus the entry points mapped to this checkout. */
 function nestNewOptions(dir: string): ts.CompilerOptions {
