@@ -7,6 +7,7 @@ import { RUNBOOK_STORES } from '../stores/registry/lock-store-registry.js';
 import { parseArguments, UsageError } from './cli-arguments.js';
 import { terminalSafe } from './key-display.js';
 import { LockRunbook, type RunbookLock } from './lock-runbook.js';
+import { nothingHeldLine } from './prefix-hint.js';
 
 /** How long one store command of the runbook may take: an operator waits, a SCAN of a big keyspace takes a while. */
 const RUNBOOK_COMMAND_TIMEOUT_MS = 10_000;
@@ -53,11 +54,11 @@ function fencingTokenOption(value: string | undefined): number | undefined {
   return token;
 }
 
-async function runCommand(runbook: LockRunbook, command: string, operands: readonly string[], fencingToken: number | undefined): Promise<number> {
+async function runCommand(runbook: LockRunbook, keyPrefix: string, command: string, operands: readonly string[], fencingToken: number | undefined): Promise<number> {
   const [target] = operands;
   if (command === 'list') {
     const held = await runbook.list(target);
-    console.log(held.length ? held.map(describe).join('\n') : 'no held locks');
+    console.log(held.length ? held.map(describe).join('\n') : nothingHeldLine(keyPrefix, target, await runbook.heldUnderOtherPrefixes()));
     return 0;
   }
   if (command === 'inspect') {
@@ -127,7 +128,7 @@ async function main(args: string[]): Promise<number> {
   try {
     const keyPrefix = parsed.values.get('prefix') ?? LOCK_MODULE_DEFAULTS.keyPrefix;
     store = await chosen.store.open(chosen.address, { keyPrefix, commandTimeoutMs: RUNBOOK_COMMAND_TIMEOUT_MS });
-    return await runCommand(new LockRunbook(store), command, operands, fencingToken);
+    return await runCommand(new LockRunbook(store), keyPrefix, command, operands, fencingToken);
   } finally {
     await store?.close();
   }

@@ -1,5 +1,5 @@
 import { globToRegExp } from '../stores/key-glob.js';
-import type { ForceReleaseResult, HeldLock, LockStore } from '../stores/lock-store.interface.js';
+import type { ForceReleaseResult, HeldLock, LockStore, PrefixSurvey } from '../stores/lock-store.interface.js';
 import { candidatesGlob, displayKey } from './key-display.js';
 
 /** A held lock with the key as stored and as the user thinks of it (template segments decoded). */
@@ -41,6 +41,14 @@ export class LockRunbook {
       if (pattern.test(shown.key)) return [{ ...shown, matchedAs: 'stored' }];
       return pattern.test(shown.displayKey) ? [{ ...shown, matchedAs: 'decoded' }] : [];
     });
+  }
+
+  /**
+   * Held locks under other key prefixes of the same store, when the store can tell (Redis: from a bounded
+   * walk); undefined when it cannot. Counts only, for a listing that found nothing.
+   */
+  async heldUnderOtherPrefixes(): Promise<PrefixSurvey | undefined> {
+    return this.store.heldUnderOtherPrefixes?.();
   }
 
   /** The lock at `key`, typed as stored or decoded; several when more than one stored key decodes to it. */

@@ -1,4 +1,4 @@
-import type { ForceReleaseResult, HeldLock } from '../stores/lock-store.interface.js';
+import type { ForceReleaseResult, HeldLock, PrefixSurvey, PrefixSurveyLimits } from '../stores/lock-store.interface.js';
 import { createRedisConnection } from '../stores/redis/connection/redis-client.factory.js';
 import { RedisLockStore } from '../stores/redis/redis-lock.store.js';
 import type { RedisClient } from '../stores/redis/connection/redis-client.js';
@@ -23,6 +23,14 @@ export class RedisLockRunbook {
   /** Held locks whose key matches `match` (`*` and `?` globs after the prefix), by key. */
   list(match = '*'): Promise<HeldLock[]> {
     return this.store.list(match);
+  }
+
+  /**
+   * Held locks on the same server under other key prefixes, counted by prefix from a bounded walk: where to
+   * look when `list` finds nothing under this one. Never a token.
+   */
+  heldUnderOtherPrefixes(limits?: PrefixSurveyLimits): Promise<PrefixSurvey> {
+    return this.store.heldUnderOtherPrefixes(limits);
   }
 
   inspect(key: string): Promise<HeldLock | null> {

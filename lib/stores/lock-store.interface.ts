@@ -35,6 +35,27 @@ export type ForceReleaseResult =
   /** The key is held under another fencing token than the operator saw: somebody new holds it. */
   | { readonly released: false; readonly reason: 'fencing-mismatch'; readonly current: HeldLock };
 
+/** Held locks of one key prefix other than the store's (see `LockStore.heldUnderOtherPrefixes`). */
+export interface PrefixCount {
+  readonly prefix: string;
+  readonly held: number;
+}
+
+/** What a bounded look for other prefixes found, fullest prefix first. */
+export interface PrefixSurvey {
+  readonly prefixes: readonly PrefixCount[];
+  /** False when the look stopped at one of its bounds: there may be more, and the counts are lower bounds. */
+  readonly complete: boolean;
+}
+
+export interface PrefixSurveyLimits {
+  /**
+   * Keys of the server to look at, at most.
+   * @default 10000
+   */
+  readonly maxKeys?: number;
+}
+
 /** An acquisition that may wait in a queue the store keeps itself (see `LockStore.acquireQueued`). */
 export interface QueuedAcquireRequest {
   readonly key: string;
@@ -114,6 +135,12 @@ export interface LockStore {
    * For the runbook: it may walk the whole store, so it is not for hot paths.
    */
   list(match?: string): Promise<HeldLock[]>;
+  /**
+   * Optional, for the runbook when a listing finds nothing: held locks on the same server under other key
+   * prefixes than this store's, by prefix, from a bounded walk (the operator may have typed the wrong
+   * `--prefix`). Counts only; never a token.
+   */
+  heldUnderOtherPrefixes?(limits?: PrefixSurveyLimits): Promise<PrefixSurvey>;
   /**
    * The runbook's deliberate override: deletes the key whoever holds it and wakes its waiters. With
    * `fencingToken`, only if the key is still held under that token (compare-and-delete), so a holder that

@@ -1,7 +1,9 @@
 // Proves the packed library works where users install it: a Nest 11 CommonJS + Jest app and a Nest 12 ES
 // module app, each built from a template next to this file, installing the real .tgz from the registry's
-// point of view (no links into this repo).
+// point of view (no links into this repo); a core-only app; and docs-samples, the documentation's samples
+// (scripts/docs/doc-samples.cjs) type-checked and their specs run against the installed package.
 //
+//   node scripts/consumers/run.mjs --only=docs-samples    (those consumers alone)
 //   npm run test:consumers            REDIS_URL=redis://host:6379 npm run test:consumers
 //   node scripts/consumers/run.mjs --keep    (leaves the work dir in place for inspection)
 //   CONSUMERS_TARBALL=/path/pkg.tgz node scripts/consumers/run.mjs   (checks that package, no build)
@@ -23,10 +25,16 @@ import { createConnection, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { basename, delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import docSamples from '../docs/doc-samples.cjs';
+
+const { writeDocSamples } = docSamples;
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = join(HERE, '..', '..');
-const CONSUMERS = ['nest11-cjs', 'nest12-esm', 'core-only'];
+const ALL_CONSUMERS = ['nest11-cjs', 'nest12-esm', 'core-only', 'docs-samples'];
+// `--only a,b` checks those consumers alone (say, docs-samples after a docs change).
+const only = process.argv.find((arg) => arg.startsWith('--only='))?.slice('--only='.length).split(',');
+const CONSUMERS = only ?? ALL_CONSUMERS;
 const INSTALL_TIMEOUT_MS = 240_000;
 // Generous for tsc + Jest on two cores, yet short enough to turn a process that never exits (a socket or
 // timer the library left open after close) into a failure instead of a stuck run.
@@ -196,6 +204,8 @@ function materialize(template, target, tarball) {
     }
   };
   rename(target);
+  // The documentation's samples are its sources, written from the Markdown as the repo's spec reads it.
+  if (template === 'docs-samples') writeDocSamples(target);
   const manifestPath = join(target, 'package.json');
   const manifest = JSON.parse(readFileSync(manifestPath, 'utf8'));
   manifest.dependencies['nestjs-distributed-lock'] = `file:${tarball}`;

@@ -1,19 +1,15 @@
 import { Injectable, type Type } from '@nestjs/common';
 import { Observable, of } from 'rxjs';
 import { DistributedLock, LockConfigError } from '../../lib/index';
+import { moduleStartError } from '../support/module-start';
 import { testPrefix } from '../support/test-prefix';
 import { redisLock, startLockedApp } from './locked-app';
 
 const PREFIX = testPrefix(__filename);
 
+/** The LockConfigError an application with `provider` fails to start with. */
 async function startupError(provider: Type<unknown>): Promise<LockConfigError> {
-  const error = await startLockedApp({ lock: redisLock(PREFIX), providers: [provider] }).then(
-    async (app) => {
-      await app.close();
-      throw new Error(`${provider.name} started`);
-    },
-    (e: unknown) => e,
-  );
+  const error = await moduleStartError(redisLock(PREFIX), { providers: [provider] });
   expect(error).toBeInstanceOf(LockConfigError);
   return error as LockConfigError;
 }

@@ -4,6 +4,7 @@ import { Test } from '@nestjs/testing';
 import request from 'supertest';
 import { DistributedLock, DistributedLockModule, LockConfigError, LockNotAcquiredError, LockNotBoundError, LockService, LockStore } from '../../lib/index';
 import { inspectionClient, keysUnder, redisLock, startLockedApp, type LockedApp } from '../decorator/locked-app';
+import { moduleStartError } from '../support/module-start';
 import { testPrefix } from '../support/test-prefix';
 
 const PREFIX = testPrefix(__filename);
@@ -142,10 +143,7 @@ describe('binding a locked call to its own application', () => {
     const first = await startLockedApp({ lock: redisLock(PREFIX), providers: [InventoryService] });
     try {
       const shared = first.get(InventoryService);
-      const error = await startLockedApp({
-        lock: redisLock(PREFIX),
-        providers: [{ provide: InventoryService, useValue: shared }],
-      }).catch((e: unknown) => e);
+      const error = await moduleStartError(redisLock(PREFIX), { providers: [{ provide: InventoryService, useValue: shared }] });
       expect(error).toBeInstanceOf(LockConfigError);
       expect((error as Error).message).toMatch(/InventoryService.*one DistributedLockModule per application/);
       // The instance still locks through the application that bound it first.

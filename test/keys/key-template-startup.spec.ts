@@ -1,6 +1,7 @@
 import { Injectable, type Type } from '@nestjs/common';
 import { DistributedLock, LockConfigError } from '../../lib/index';
 import { redisLock, startLockedApp } from '../decorator/locked-app';
+import { moduleStartError } from '../support/module-start';
 import { testPrefix } from '../support/test-prefix';
 
 const PREFIX = testPrefix(__filename);
@@ -33,13 +34,7 @@ describe('bad key templates stop the application at startup', () => {
     ['a reserved prefix', '#order:{orderId}', /reserved/],
     ['control characters', 'order:\t{orderId}', /control characters/],
   ])('%s', async (_name, template, message) => {
-    const error = await startLockedApp({ lock: redisLock(PREFIX), providers: [paymentsLockedWith(template)] }).then(
-      async (app) => {
-        await app.close();
-        return undefined;
-      },
-      (e: unknown) => e,
-    );
+    const error = await moduleStartError(redisLock(PREFIX), { providers: [paymentsLockedWith(template)] });
     expect(error).toBeInstanceOf(LockConfigError);
     const text = (error as Error).message;
     expect(text).toMatch(message);
@@ -49,7 +44,7 @@ describe('bad key templates stop the application at startup', () => {
   });
 
   it('a placeholder naming a destructured parameter', async () => {
-    const error = await startLockedApp({ lock: redisLock(PREFIX), providers: [DestructuringRefunds] }).catch((e: unknown) => e);
+    const error = await moduleStartError(redisLock(PREFIX), { providers: [DestructuringRefunds] });
     expect(error).toBeInstanceOf(LockConfigError);
     expect((error as Error).message).toMatch(/DestructuringRefunds\.refund.*"refund:\{id\}".*refund\(<destructured>\)/);
   });

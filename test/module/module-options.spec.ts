@@ -9,6 +9,7 @@ import {
   MemoryLockStore,
   type LockModuleOptions,
 } from '../../lib/index';
+import { appStartError, moduleStartError } from '../support/module-start';
 import { redisUrl, testPrefix } from '../support/test-prefix';
 
 async function start(imports: unknown[]): Promise<{ get: <T>(type: new (...args: never[]) => T) => T; close: () => Promise<void> }> {
@@ -18,15 +19,6 @@ async function start(imports: unknown[]): Promise<{ get: <T>(type: new (...args:
   return { get: (type) => app.get(type), close: () => app.close() };
 }
 
-async function startupError(options: Record<string, unknown>): Promise<unknown> {
-  return start([DistributedLockModule.forRoot(options as LockModuleOptions)]).then(
-    async (app) => {
-      await app.close();
-      return undefined;
-    },
-    (error: unknown) => error,
-  );
-}
 
 describe('module configuration', () => {
   const prefix = testPrefix(__filename);
@@ -48,7 +40,7 @@ describe('module configuration', () => {
     ['etcd', { etcd: 'http://etcd:2379' }],
     ['zookeeper', { zookeeper: 'zk-0:2181' }],
   ])('rejects a bad %s at startup with LockConfigError naming it', async (option, bad) => {
-    const error = await startupError({ redis: redisUrl(), ...bad });
+    const error = await moduleStartError({ redis: redisUrl(), ...bad } as LockModuleOptions);
     expect(error).toBeInstanceOf(LockConfigError);
     expect((error as LockConfigError).option).toBe(option);
     expect((error as LockConfigError).code).toBe('LOCK_CONFIG_INVALID');
@@ -56,7 +48,7 @@ describe('module configuration', () => {
   });
 
   it('refuses a connection option for another store than the chosen one, without printing it', async () => {
-    const error = await startupError({ redis: redisUrl(), postgres: 'postgres://app:secret@db/app' });
+    const error = await moduleStartError({ redis: redisUrl(), postgres: 'postgres://app:secret@db/app' } as LockModuleOptions);
     expect(error).toMatchObject({ option: 'postgres' });
     expect((error as Error).message).toContain("only with store: 'postgres'");
     expect((error as Error).message).not.toContain('secret');
@@ -121,13 +113,7 @@ describe('module configuration', () => {
     @Module({ providers: [MisnamedFactory], exports: [MisnamedFactory] })
     class ConfigHome {}
     for (const async of [{ useClass: MisnamedFactory }, { imports: [ConfigHome], useExisting: MisnamedFactory }] as never[]) {
-      const error = await start([DistributedLockModule.forRootAsync(async)]).then(
-        async (app) => {
-          await app.close();
-          return undefined;
-        },
-        (e: unknown) => e,
-      );
+      const error = await appStartError({ imports: [DistributedLockModule.forRootAsync(async)] });
       expect(error).toBeInstanceOf(LockConfigError);
       expect((error as Error).message).toMatch(/forRootAsync\(\{ use(Class|Existing) \}\)" = "MisnamedFactory".*createLockOptions/);
     }

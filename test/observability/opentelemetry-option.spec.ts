@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { metrics } from '@opentelemetry/api';
 import { fencedWrite, LockConfigError, StaleFencingTokenError, type LockModuleOptions } from '../../lib/index';
 import { createLockApp } from '../support/lock-app';
+import { moduleStartError } from '../support/module-start';
 import { testPrefix } from '../support/test-prefix';
 import { inMemoryMetrics } from './metric-snapshot';
 
@@ -83,7 +84,7 @@ describe('the openTelemetry option', () => {
     [{ spans: 'on' }, /"openTelemetry.spans" = "on": expected true or false/],
     [{ meterProvider: {} }, /"openTelemetry.meterProvider" = \[object Object\]: expected an OpenTelemetry MeterProvider/],
   ])('refuses openTelemetry: %p at startup', async (openTelemetry, message) => {
-    const error = await createLockApp({ store: 'memory', keyPrefix: prefix, openTelemetry: openTelemetry as never }).catch((e: unknown) => e);
+    const error = await moduleStartError({ store: 'memory', keyPrefix: prefix, openTelemetry: openTelemetry as never });
     expect(error).toBeInstanceOf(LockConfigError);
     expect((error as Error).message).toMatch(message);
   });

@@ -1,14 +1,8 @@
-import { execFile } from 'node:child_process';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
 import { RedisLockRunbook } from '../../lib/index';
 import { createLockApp, type LockApp } from '../support/lock-app';
+import { runbookCli } from '../support/runbook-cli';
 import { redisUrl, testPrefix } from '../support/test-prefix';
-
-const run = promisify(execFile);
-const CLI = join(__dirname, '../../lib/runbook/cli.ts');
-const REGISTER = join(__dirname, '../support/register-ts.cjs');
 
 describe('runbook: list, inspect and force-release held locks', () => {
   const prefix = testPrefix(__filename);
@@ -59,12 +53,11 @@ describe('runbook: list, inspect and force-release held locks', () => {
 
   it('works from the command line, and refuses to force-release without --confirm', async () => {
     const lease = await app.locks.acquire('cli');
-    const cli = (...args: string[]) =>
-      run(process.execPath, ['-r', REGISTER, CLI, ...args, '--redis', redisUrl(), '--prefix', prefix]);
+    const cli = (...args: string[]) => runbookCli([...args, '--redis', redisUrl(), '--prefix', prefix]);
     expect((await cli('list')).stdout).toContain(`cli\tholder=pod-a\tfencing=${lease.fencingToken}`);
-    const refused = await cli('force-release', 'cli').catch((error: { code: number; stderr: string }) => error);
+    const refused = await cli('force-release', 'cli');
     expect(refused).toMatchObject({ code: 2 });
-    expect((refused as { stderr: string }).stderr).toContain('still running');
+    expect(refused.stderr).toContain('still running');
     expect((await cli('force-release', 'cli', '--confirm')).stdout).toContain('released cli');
     await expect(lease.release()).rejects.toMatchObject({ code: 'LEASE_LOST' });
   });

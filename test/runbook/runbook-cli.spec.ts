@@ -1,31 +1,8 @@
-import { execFile } from 'node:child_process';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { encodeKeySegment } from '../../lib/index';
 import { freePort } from '../../scripts/servers/redis-server';
 import { createLockApp, type LockApp } from '../support/lock-app';
+import { runbookCli } from '../support/runbook-cli';
 import { redisUrl, testPrefix } from '../support/test-prefix';
-
-const run = promisify(execFile);
-const CLI = join(__dirname, '../../lib/runbook/cli.ts');
-const REGISTER = join(__dirname, '../support/register-ts.cjs');
-
-interface CliResult {
-  readonly code: number;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-/** Runs the CLI; REDIS_URL points at a server where nothing is held, so only the flags can find the locks. */
-async function cli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
-  try {
-    const { stdout, stderr } = await run(process.execPath, ['-r', REGISTER, CLI, ...args], { env: { ...process.env, ...env } });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const failed = error as { code: number; stdout: string; stderr: string };
-    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
-  }
-}
 
 describe('runbook CLI', () => {
   const prefix = testPrefix(__filename);
@@ -40,8 +17,8 @@ describe('runbook CLI', () => {
 
   it('takes --redis=URL and --prefix=P as well as --redis URL --prefix P', async () => {
     const lease = await app.locks.acquire('equals-form');
-    const spaced = await cli(['inspect', 'equals-form', '--redis', redisUrl(), '--prefix', prefix], { REDIS_URL: elsewhere });
-    const joined = await cli(['inspect', 'equals-form', `--redis=${redisUrl()}`, `--prefix=${prefix}`], { REDIS_URL: elsewhere });
+    const spaced = await runbookCli(['inspect', 'equals-form', '--redis', redisUrl(), '--prefix', prefix], { REDIS_URL: elsewhere });
+    const joined = await runbookCli(['inspect', 'equals-form', `--redis=${redisUrl()}`, `--prefix=${prefix}`], { REDIS_URL: elsewhere });
     for (const result of [spaced, joined]) {
       expect(result).toMatchObject({ code: 0 });
       expect(result.stdout).toContain(`equals-form\tholder=pod-b\tfencing=${lease.fencingToken}`);
@@ -59,28 +36,38 @@ describe('runbook CLI', () => {
     [['inspect', 'a', '--fencing-token', '7', '--redis', 'redis://127.0.0.1:6379']],
     [['force-release', 'a', '--fencing-token', 'abc', '--confirm', '--redis', 'redis://127.0.0.1:6379']],
   ])('rejects %j with the usage text and exit code 2, before touching any server', async (args) => {
-    const result = await cli(args);
+    const result = await runbookCli(args);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('Usage: nestjs-distributed-lock');
   });
 
   it('refuses an etcd endpoint with credentials before connecting, without printing the password', async () => {
-    const result = await cli(['list', '--etcd', 'http://127.0.0.1:2379,http://root:SECRET@127.0.0.1:2380']);
+    const result = await runbookCli(['list', '--etcd', 'http://127.0.0.1:2379,http://root:SECRET@127.0.0.1:2380']);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('"--etcd"');
     expect(result.stderr).toContain('http://127.0.0.1:2379, ***');
     expect(result.stderr).not.toContain('SECRET');
   });
 
+  it.each([
+    ['a Sentinel URL', 'redis+sentinel://:SECRET@127.0.0.1:26379/mymaster', /"--redis" = "\*\*\*".*Sentinel.*SENTINEL GET-MASTER-ADDR-BY-NAME/],
+    ['several nodes in one URL', 'redis://:SECRET@10.0.0.1:6379,10.0.0.2:6379', /"--redis" = "\*\*\*".*one node.*any node of a Cluster/],
+  ])('refuses %s before connecting, pointing at the URL it takes, without printing the password', async (_, url, message) => {
+    const result = await runbookCli(['list', '--redis', url]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(message);
+    expect(result.stderr).not.toMatch(/SECRET|10\.0\.0/);
+  });
+
   it('finds a key typed as the user wrote it, and lists both the stored and the decoded form', async () => {
     const id = 'EU:42/ä';
     const lease = await app.locks.acquire(`order:${encodeKeySegment(id)}`);
     expect(lease.key).toBe('order:EU%3A42%2F%C3%A4');
-    const inspected = await cli(['inspect', `order:${id}`, `--redis=${redisUrl()}`, `--prefix=${prefix}`]);
+    const inspected = await runbookCli(['inspect', `order:${id}`, `--redis=${redisUrl()}`, `--prefix=${prefix}`]);
     expect(inspected.stdout).toContain(`order:EU%3A42%2F%C3%A4 (order:EU:42/ä)\tholder=pod-b\tfencing=${lease.fencingToken}`);
-    const listed = await cli(['list', 'order:EU:*', `--redis=${redisUrl()}`, `--prefix=${prefix}`]);
+    const listed = await runbookCli(['list', 'order:EU:*', `--redis=${redisUrl()}`, `--prefix=${prefix}`]);
     expect(listed.stdout.trim().split('\n')).toEqual([expect.stringMatching(/^order:EU%3A42%2F%C3%A4 \(order:EU:42\/ä\)\tholder=pod-b\t/)]);
-    const released = await cli(['force-release', `order:${id}`, '--confirm', `--redis=${redisUrl()}`, `--prefix=${prefix}`]);
+    const released = await runbookCli(['force-release', `order:${id}`, '--confirm', `--redis=${redisUrl()}`, `--prefix=${prefix}`]);
     expect(released.stdout).toContain('released order:EU%3A42%2F%C3%A4');
     expect(await app.store.inspect(lease.key)).toBeNull();
     await expect(lease.release()).rejects.toMatchObject({ code: 'LEASE_LOST' });
@@ -88,7 +75,7 @@ describe('runbook CLI', () => {
 
   it('prints every control and format character of a decoded key escaped (C1 controls, bidi overrides)', async () => {
     const lease = await app.locks.acquire(`note:${encodeKeySegment('a\u0085b\u009B2J\u202Ec\u2028d')}`);
-    const listed = await cli(['list', 'note:*', `--redis=${redisUrl()}`, `--prefix=${prefix}`]);
+    const listed = await runbookCli(['list', 'note:*', `--redis=${redisUrl()}`, `--prefix=${prefix}`]);
     expect(listed.stdout).not.toMatch(/[\u0080-\u009f\u202a-\u202e\u2066-\u2069\u2028\u2029]/);
     expect(listed.stdout).toContain('(note:a\\u0085b\\u009b2J\\u202ec\\u2028d)');
     await lease.release();
@@ -97,7 +84,7 @@ describe('runbook CLI', () => {
   it('says which form of a key a glob matched: a user-form glob also meets values that contain its separator', async () => {
     const own = await app.locks.acquire('tenant:A:1');
     const other = await app.locks.acquire(`tenant:${encodeKeySegment('A:evil')}:2`);
-    const listed = await cli(['list', 'tenant:A:*', `--redis=${redisUrl()}`, `--prefix=${prefix}`]);
+    const listed = await runbookCli(['list', 'tenant:A:*', `--redis=${redisUrl()}`, `--prefix=${prefix}`]);
     const lines = listed.stdout.trim().split('\n');
     // By stored key, as every listing is.
     expect(lines).toEqual([
@@ -113,24 +100,24 @@ describe('runbook CLI', () => {
     await old.release();
     const current = await app.locks.acquire('handed-over');
     const args = ['force-release', 'handed-over', '--confirm', `--redis=${redisUrl()}`, `--prefix=${prefix}`];
-    const refused = await cli([...args, `--fencing-token=${old.fencingToken}`]);
+    const refused = await runbookCli([...args, `--fencing-token=${old.fencingToken}`]);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain(`is held under fencing token ${current.fencingToken} by pod-b, not ${old.fencingToken}`);
     expect(refused.stderr).toContain('somebody took it over since you looked');
     // A token above every grant so far was never this key's: the message says so, not "taken over".
-    const mistyped = await cli([...args, `--fencing-token=${current.fencingToken + 1}`]);
+    const mistyped = await runbookCli([...args, `--fencing-token=${current.fencingToken + 1}`]);
     expect(mistyped.code).toBe(1);
     expect(mistyped.stderr).toContain('newer than any grant of it so far: check the token you typed');
     expect(mistyped.stderr).not.toContain('took it over');
     expect(await app.store.inspect('handed-over')).toMatchObject({ fencingToken: current.fencingToken });
-    const taken = await cli([...args, '--fencing-token', String(current.fencingToken)]);
+    const taken = await runbookCli([...args, '--fencing-token', String(current.fencingToken)]);
     expect(taken).toMatchObject({ code: 0 });
     expect(taken.stdout).toContain(`released handed-over (was holder=pod-b fencing=${current.fencingToken})`);
     await expect(current.release()).rejects.toMatchObject({ code: 'LEASE_LOST' });
   });
 
   it('reports a refused connection with the server and the reason, once, without ioredis’ unhandled error events', async () => {
-    const result = await cli(['list', '--redis', `redis://user:secret@${elsewhere.slice('redis://'.length)}`]);
+    const result = await runbookCli(['list', '--redis', `redis://user:secret@${elsewhere.slice('redis://'.length)}`]);
     expect(result.code).toBe(1);
     const address = elsewhere.slice('redis://'.length);
     expect(result.stderr).toContain(`${address} is unreachable (connect ECONNREFUSED ${address})`);

@@ -1,26 +1,13 @@
-import { execFile } from 'node:child_process';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { startEtcdCluster, type EtcdCluster } from '../../scripts/servers/etcd-server';
 import { startZookeeperEnsemble, type ZookeeperEnsemble } from '../../scripts/servers/zookeeper-server';
 import { openPostgresTestDatabase, type PostgresTestDatabase } from '../stores/postgres-test-database';
 import { createLockApp, type LockApp } from '../support/lock-app';
+import { runbookCli, type CliResult } from '../support/runbook-cli';
 import { testPrefix } from '../support/test-prefix';
 
-const run = promisify(execFile);
-const CLI = join(__dirname, '../../lib/runbook/cli.ts');
-const REGISTER = join(__dirname, '../support/register-ts.cjs');
-
-async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  // No store variable in the environment: only the flag names the store.
-  const env = { ...process.env, REDIS_URL: '', DATABASE_URL: '', ETCD_ENDPOINTS: '', ZOOKEEPER_CONNECT: '' };
-  try {
-    const { stdout, stderr } = await run(process.execPath, ['-r', REGISTER, CLI, ...args], { env });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const failed = error as { code: number; stdout: string; stderr: string };
-    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
-  }
+/** The CLI with no store variable in the environment: only the flag names the store. */
+function cli(args: string[]): Promise<CliResult> {
+  return runbookCli(args, { REDIS_URL: '', DATABASE_URL: '', ETCD_ENDPOINTS: '', ZOOKEEPER_CONNECT: '' });
 }
 
 /** The same runbook session on any store: list, refuse a stale force-release, force-release the grant seen. */

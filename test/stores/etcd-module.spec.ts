@@ -1,19 +1,8 @@
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
-import { Test } from '@nestjs/testing';
-import { DistributedLockModule, LockConfigError, type LockModuleOptions } from '../../lib/index';
+import { LockConfigError, type LockModuleOptions } from '../../lib/index';
+import { moduleStartError } from '../support/module-start';
 
-async function startupError(options: Record<string, unknown>): Promise<unknown> {
-  try {
-    const moduleRef = await Test.createTestingModule({ imports: [DistributedLockModule.forRoot(options as LockModuleOptions)] }).compile();
-    const app = moduleRef.createNestApplication({ logger: false });
-    await app.init();
-    await app.close();
-    return undefined;
-  } catch (error) {
-    return error;
-  }
-}
 
 describe("store: 'etcd' in the module", () => {
   it.each([
@@ -24,19 +13,19 @@ describe("store: 'etcd' in the module", () => {
     ['options without hosts', { dialTimeout: 1_000 }],
     ['a number', 2379],
   ])('rejects an etcd option that is %s at startup, with LockConfigError naming it', async (_, etcd) => {
-    const error = await startupError({ store: 'etcd', etcd });
+    const error = await moduleStartError({ store: 'etcd', etcd } as LockModuleOptions);
     expect(error).toBeInstanceOf(LockConfigError);
     expect((error as LockConfigError).option).toBe('etcd');
   });
 
   it('never prints the password of a URL it refuses: a refused string is masked whole, valid endpoints beside it are shown', async () => {
     for (const etcd of ['http://locks:hunter2@127.0.0.1:2379', 'http://127.0.0.1:2379/?password=hunter2', 'etcd://locks:hun/ter2@db']) {
-      const error = await startupError({ store: 'etcd', etcd });
+      const error = await moduleStartError({ store: 'etcd', etcd });
       expect(error).toBeInstanceOf(LockConfigError);
       expect((error as Error).message).toContain('"etcd" = "***"');
       expect((error as Error).message).not.toMatch(/hunter2|ter2/);
     }
-    const listed = await startupError({ store: 'etcd', etcd: ['http://127.0.0.1:2379', 'http://locks:hunter2@127.0.0.2:2379'] });
+    const listed = await moduleStartError({ store: 'etcd', etcd: ['http://127.0.0.1:2379', 'http://locks:hunter2@127.0.0.2:2379'] });
     expect((listed as Error).message).toContain('"http://127.0.0.1:2379, ***"');
     expect((listed as Error).message).not.toContain('hunter2');
   });

@@ -1,22 +1,11 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { Pool } from 'pg';
-import { DistributedLockModule, LockConfigError, PostgresLockStore, type LockModuleOptions } from '../../lib/index';
-import { Test } from '@nestjs/testing';
+import { LockConfigError, PostgresLockStore, type LockModuleOptions } from '../../lib/index';
+import { moduleStartError } from '../support/module-start';
 import { createLockApp } from '../support/lock-app';
 import { openPostgresTestDatabase, type PostgresTestDatabase } from './postgres-test-database';
 
-async function startupError(options: Record<string, unknown>): Promise<unknown> {
-  try {
-    const moduleRef = await Test.createTestingModule({ imports: [DistributedLockModule.forRoot(options as LockModuleOptions)] }).compile();
-    const app = moduleRef.createNestApplication({ logger: false });
-    await app.init();
-    await app.close();
-    return undefined;
-  } catch (error) {
-    return error;
-  }
-}
 
 describe("store: 'postgres' module option", () => {
   let db: PostgresTestDatabase;
@@ -33,7 +22,7 @@ describe("store: 'postgres' module option", () => {
     ['a URL of another scheme with the password in its query', { store: 'postgres', postgres: 'postgresx://db/app?password=hunter2' }],
     ['a URL with a slash in its password', { store: 'postgres', postgres: 'mysql://app:hun/ter2@db/app' }],
   ])('rejects a `postgres` option that is %s at startup with LockConfigError naming it, never showing a password', async (_, options) => {
-    const error = await startupError(options);
+    const error = await moduleStartError(options as LockModuleOptions);
     expect(error).toBeInstanceOf(LockConfigError);
     expect((error as LockConfigError).option).toBe('postgres');
     expect((error as Error).message).toContain('"postgres"');

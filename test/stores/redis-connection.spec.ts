@@ -2,6 +2,7 @@ import { Cluster, Redis } from 'ioredis';
 import { LockConfigError, LockStoreUnavailableError, type LockModuleOptions } from '../../lib/index';
 import { freePort, startRedisServer, type RedisServer } from '../../scripts/servers/redis-server';
 import { createLockApp, type LockApp } from '../support/lock-app';
+import { moduleStartError } from '../support/module-start';
 import { TcpProxy } from '../support/tcp-proxy';
 import { redisUrl, testPrefix } from '../support/test-prefix';
 import { releaseScriptFor } from '../../lib/stores/redis/scripts/release.script';
@@ -9,16 +10,6 @@ import { createRedisConnection } from '../../lib/stores/redis/connection/redis-c
 import { redactUrl } from '../../lib/stores/redis/connection/redis-connection.option';
 
 const prefix = testPrefix(__filename);
-
-async function startupError(options: LockModuleOptions): Promise<unknown> {
-  return createLockApp(options).then(
-    async (app) => {
-      await app.close();
-      return undefined;
-    },
-    (error: unknown) => error,
-  );
-}
 
 describe('the redis option is checked at startup', () => {
   it.each<[string, unknown, RegExp]>([
@@ -32,7 +23,7 @@ describe('the redis option is checked at startup', () => {
     ['a cluster seed that is no address', { cluster: ['redis-1'] }, /"redis\.cluster\[0\]"/],
     ['a keyPrefix in the cluster node options', { cluster: ['127.0.0.1:7000'], redisOptions: { keyPrefix: 'x:' } }, /"redis\.redisOptions\.keyPrefix"/],
   ])('rejects %s with a LockConfigError naming the option', async (_, redis, message) => {
-    const error = await startupError({ redis: redis as LockModuleOptions['redis'], keyPrefix: prefix });
+    const error = await moduleStartError({ redis: redis as LockModuleOptions['redis'], keyPrefix: prefix });
     expect(error).toBeInstanceOf(LockConfigError);
     expect((error as Error).message).toMatch(message);
   });
@@ -40,10 +31,11 @@ describe('the redis option is checked at startup', () => {
   it.each<[string, unknown, RegExp]>([
     ['a comma-separated list of nodes in one URL (a natural Cluster guess)', 'redis://10.0.0.1:6379,10.0.0.2:6379', /"redis" = "\*\*\*".*\{ cluster: \[seed nodes\] \}/],
     ['a Sentinel URL', 'redis+sentinel://127.0.0.1:26379/mymaster', /"redis".*\{ sentinels: \[\{ host, port \}\], name \}/],
+    ['a Sentinel URL naming several sentinels', 'redis+sentinel://10.0.0.1:26379,10.0.0.2:26379/mymaster', /"redis" = "\*\*\*".*; for Sentinel, give ioredis options: \{ sentinels: \[\{ host, port \}\], name \}\.$/],
     ['a schemeless address with credentials', 'app:p@ss@cache:6379', /"redis" = "\*\*\*"/],
     ['a URL with a leading space', ' redis://app:secret@cache:6379', /"redis" = "\*\*\*"/],
   ])('rejects %s at startup with LockConfigError, printing no part of the value', async (_, redis, message) => {
-    const error = await startupError({ redis: redis as string, keyPrefix: prefix });
+    const error = await moduleStartError({ redis: redis as string, keyPrefix: prefix });
     expect(error).toBeInstanceOf(LockConfigError);
     expect((error as Error).message).toMatch(message);
     expect((error as Error).message).not.toMatch(/p@ss|secret|10\.0\.0/);
@@ -67,7 +59,7 @@ describe('the redis option is checked at startup', () => {
     ['shardedPubSub that is not a boolean', { redis: 'redis://127.0.0.1:6379', shardedPubSub: 'yes' as never }, /"shardedPubSub"/],
     ['replicas with the memory store', { store: 'memory', replicas: 1 }, /"replicas" = 1: expected only with store 'redis'/],
   ])('rejects %s at startup', async (_, options, message) => {
-    const error = await startupError({ keyPrefix: prefix, ...options });
+    const error = await moduleStartError({ keyPrefix: prefix, ...options });
     expect(error).toBeInstanceOf(LockConfigError);
     expect((error as Error).message).toMatch(message);
   });
@@ -82,7 +74,7 @@ describe('the redis option is checked at startup', () => {
     ];
     try {
       for (const client of clients) {
-        const error = await startupError({ redis: client, keyPrefix: prefix });
+        const error = await moduleStartError({ redis: client, keyPrefix: prefix });
         expect(error).toBeInstanceOf(LockConfigError);
         expect((error as Error).message).toMatch(/keyPrefix|stringNumbers|failoverDetector/);
       }

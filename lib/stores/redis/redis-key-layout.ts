@@ -3,6 +3,8 @@ import { RESERVED_KEY_PREFIX } from '../../keys/lock-key.js';
 import { keySlot } from './key-slot.js';
 
 const HASH_SLOTS = 16384;
+/** After the reserved character: what marks a fencing counter's key. */
+const FENCE_KEY_MARK = 'fence:';
 let slotTags: string[] | undefined;
 
 /**
@@ -72,7 +74,17 @@ export class RedisKeyLayout {
   }
 
   private fenceKeyOfTag(tag: string): string {
-    return `${this.prefix}${RESERVED_KEY_PREFIX}fence:{${tag}}`;
+    return `${this.prefix}${RESERVED_KEY_PREFIX}${FENCE_KEY_MARK}{${tag}}`;
+  }
+
+  /**
+   * The key prefix a fencing counter key was made for (see {@link fenceKey}), whichever application made
+   * it; undefined for any other key. Every grant writes its slot's counter, so the counters name the
+   * prefixes that have been used on a server.
+   */
+  static prefixOfFenceKey(redisKey: string): string | undefined {
+    const mark = redisKey.lastIndexOf(`${RESERVED_KEY_PREFIX}${FENCE_KEY_MARK}{`);
+    return mark >= 0 && redisKey.endsWith('}') ? redisKey.slice(0, mark) : undefined;
   }
 
   /**

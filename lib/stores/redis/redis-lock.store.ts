@@ -7,6 +7,8 @@ import type {
   ForceReleaseResult,
   HeldLock,
   LockStore,
+  PrefixSurvey,
+  PrefixSurveyLimits,
   QueuedAcquireOutcome,
   QueuedAcquireRequest,
   RenewOutcome,
@@ -19,6 +21,7 @@ import type { RedisConnection } from './connection/redis-connection.js';
 import { connected, escapeGlob, primaries, scanAll } from './connection/redis-nodes.js';
 import { RedisFairQueue } from './fair-queue/redis-fair-queue.js';
 import { clockMicros } from './client-clock.js';
+import { heldUnderOtherPrefixes } from './prefix-survey.js';
 import { RedisKeyLayout } from './redis-key-layout.js';
 import { RedisRenewals } from './renewals/redis-renewals.js';
 import { ACQUIRE_IF_NO_QUEUE_SCRIPT } from './scripts/acquire-queued.script.js';
@@ -200,6 +203,10 @@ export class RedisLockStore implements LockStore {
       if (state) held.push({ key, ...state });
     }
     return held.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  }
+
+  heldUnderOtherPrefixes(limits?: PrefixSurveyLimits): Promise<PrefixSurvey> {
+    return heldUnderOtherPrefixes(this.commands, this.layout.lockKey(''), limits);
   }
 
   async forceRelease(key: string, fencingToken?: number): Promise<ForceReleaseResult> {

@@ -1,8 +1,10 @@
+import type { Cluster } from 'ioredis';
 import { LockConfigError } from '../../errors/lock-config.error.js';
 import { booleanOption } from '../../support/boolean-option.js';
 import { checkedAtStartup, refuseForeignConnection, type LockStoreKindDefinition } from '../lock-store-kind.interface.js';
 import { createRedisConnection } from './connection/redis-client.factory.js';
-import { assertRedisConnectionOption, type RedisConnectionOption } from './connection/redis-connection.option.js';
+import { assertSeedsInClusterMode } from './connection/cluster-mode.check.js';
+import { assertRedisConnectionOption, assertRedisUrl, isRedisClient, type RedisConnectionOption } from './connection/redis-connection.option.js';
 import { RedisLockStore } from './redis-lock.store.js';
 import { connectToRedisUrl } from './redis-url-connection.js';
 
@@ -80,18 +82,38 @@ export const redisStoreKind: LockStoreKindDefinition<'redis', RedisStoreSettings
   create: async (settings, { keyPrefix, commandTimeoutMs }) => {
     const connection = createRedisConnection(settings.connection, { shardedPubSub: settings.shardedPubSub, closeTimeoutMs: commandTimeoutMs });
     const store = new RedisLockStore(connection, { keyPrefix, commandTimeoutMs, replicas: settings.replicas, fair: settings.fair });
-    return settings.replicas === 0 ? store : checkedAtStartup(store, (created) => created.checkAcknowledgements());
+    const { client } = connection;
+    if (!client.isCluster && settings.replicas === 0) return store;
+    return checkedAtStartup(store, async (created) => {
+      if (client.isCluster) await assertSeedsInClusterMode(client as Cluster, clusterOptionName(settings.connection), commandTimeoutMs);
+      if (settings.replicas > 0) await created.checkAcknowledgements();
+    });
   },
   runbook: {
     flag: 'redis',
     env: 'REDIS_URL',
     address: '<redis:// URL> (one node is enough on a Cluster)',
+    checkAddress: (url) => assertRedisUrl('--redis', url, RUNBOOK_URL_HINTS),
     open: async (url, { keyPrefix, commandTimeoutMs }) => {
       const connection = await connectToRedisUrl(url, { timeoutMs: commandTimeoutMs, closeTimeoutMs: 2_000 });
       return new RedisLockStore(connection, { keyPrefix, commandTimeoutMs });
     },
   },
 };
+
+/**
+ * The runbook takes one node's URL, never ioredis options: on a Cluster any node leads to the others, behind
+ * Sentinel the primary's address is one question to a sentinel away.
+ */
+const RUNBOOK_URL_HINTS = {
+  severalNodes: 'give one node: any node of a Cluster is enough, the runbook finds the others',
+  sentinel: "behind Sentinel, give the primary's redis:// URL, which a sentinel tells: redis-cli -p 26379 SENTINEL GET-MASTER-ADDR-BY-NAME <name>",
+};
+
+/** How a refusal names the Cluster the user configured: their seed list, or the client they handed in. */
+function clusterOptionName(option: RedisConnectionOption): string {
+  return isRedisClient(option) ? 'redis (the Cluster client)' : 'redis.cluster';
+}
 
 function replicasOption(value: unknown): number {
   const replicas = value ?? NO_REPLICAS;

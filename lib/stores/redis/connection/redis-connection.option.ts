@@ -155,17 +155,31 @@ function rejectForeignOptions(name: string, options: Record<string, unknown>): v
   }
 }
 
+/** What a refused URL's message points at instead, for the two forms a URL cannot take. */
+export interface RedisUrlHints {
+  /** Several nodes in one URL (`redis://a:6379,b:6379`). */
+  readonly severalNodes: string;
+  /** A Sentinel URL (`redis+sentinel://…`), which ioredis does not read. */
+  readonly sentinel: string;
+}
+
+/** The module's hints: the option's Cluster and Sentinel forms (docs/topologies.md). */
+const MODULE_URL_HINTS: RedisUrlHints = {
+  severalNodes: 'several nodes of a Redis Cluster are { cluster: [seed nodes] }, a Sentinel group { sentinels: [{ host, port }], name }',
+  sentinel: 'for Sentinel, give ioredis options: { sentinels: [{ host, port }], name }',
+};
+
 /**
  * A URL ioredis can connect to: `redis://` or `rediss://`, one host, a numeric port if any. A refused one is
  * masked whole (it may carry a password anywhere), and the message points at the form that was meant.
  */
-function assertRedisUrl(name: string, url: unknown): void {
+export function assertRedisUrl(name: string, url: unknown, hints: RedisUrlHints = MODULE_URL_HINTS): void {
   if (typeof url === 'string' && parsedRedisUrl(url)) return;
   let expected = 'a redis:// or rediss:// URL of one server (the value is not shown: it may hold a password)';
-  if (typeof url === 'string' && /^\s*redis(s|\+sentinel)?:\/\/[^/]*,/.test(url)) {
-    expected += '; several nodes of a Redis Cluster are { cluster: [seed nodes] }, a Sentinel group { sentinels: [{ host, port }], name }';
-  } else if (typeof url === 'string' && /^\s*redis(s)?\+sentinel:/i.test(url)) {
-    expected += '; for Sentinel, give ioredis options: { sentinels: [{ host, port }], name }';
+  if (typeof url === 'string' && /^\s*rediss?\+sentinel:/i.test(url)) {
+    expected += `; ${hints.sentinel}`;
+  } else if (typeof url === 'string' && /^\s*rediss?:\/\/[^/]*,/i.test(url)) {
+    expected += `; ${hints.severalNodes}`;
   }
   throw new LockConfigError(name, typeof url === 'string' ? redactOptionValue(url) : url, expected);
 }

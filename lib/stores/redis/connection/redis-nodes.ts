@@ -22,6 +22,23 @@ export function runsInClusterMode(infoCluster: string): boolean {
  * SCAN, not KEYS, so listing never blocks Redis; on a Cluster every primary is scanned.
  */
 export async function scanAll(client: RedisClient, pattern: string): Promise<string[]> {
+  return (await scanPrimaries(client, pattern, Number.POSITIVE_INFINITY)).keys;
+}
+
+/** Keys a SCAN walk returned, and whether it went to the end of every primary's keyspace. */
+export interface ScannedKeys {
+  readonly keys: string[];
+  readonly complete: boolean;
+}
+
+/** How many keys one SCAN step asks a server for. */
+const SCAN_COUNT = 500;
+
+/**
+ * SCAN of every primary that stops once `maxKeys` keys were returned (a bounded look at a keyspace of any
+ * size; SCAN may return a few more than it was asked for).
+ */
+export async function scanPrimaries(client: RedisClient, pattern: string, maxKeys: number): Promise<ScannedKeys> {
   await connected(client);
   // A single-node client of a Cluster node would list that node's locks only, and look complete. (A
   // service that refuses INFO is taken for what it claims to be.)
@@ -32,12 +49,13 @@ export async function scanAll(client: RedisClient, pattern: string): Promise<str
   for (const node of primaries(client)) {
     let cursor = '0';
     do {
-      const [next, batch] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 500);
+      if (keys.length >= maxKeys) return { keys, complete: false };
+      const [next, batch] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', Math.min(SCAN_COUNT, Math.max(1, maxKeys - keys.length)));
       cursor = next;
       keys.push(...batch);
     } while (cursor !== '0');
   }
-  return keys;
+  return { keys, complete: true };
 }
 
 /** The key prefix is literal text; only the operator's `match` is a glob. */
