@@ -19,6 +19,7 @@ const DOC_PAGES = new Map([
   ['docs/observability.md', 'observability'],
   ['docs/stores.md', 'stores'],
   ['docs/testing.md', 'testing'],
+  ['docs/zookeeper.md', 'zookeeper'],
 ]);
 
 /**
