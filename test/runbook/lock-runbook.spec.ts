@@ -11,7 +11,7 @@ describe('runbook: list, inspect and force-release held locks', () => {
   let runbook: RedisLockRunbook;
 
   beforeAll(async () => {
-    app = await createLockApp({ redis: redisUrl(), keyPrefix: prefix, holder: 'pod-a', leaseMs: 300 });
+    app = await createLockApp({ redis: redisUrl(), keyPrefix: prefix, holder: 'pod-a', leaseMs: 3_000 });
     client = new Redis(redisUrl());
     runbook = new RedisLockRunbook(client, prefix);
   });
@@ -28,7 +28,7 @@ describe('runbook: list, inspect and force-release held locks', () => {
       ['report:1', 'pod-a', a.fencingToken],
       ['report:2', 'pod-a', b.fencingToken],
     ]);
-    expect(held.every((lock) => lock.ttlMs > 0 && lock.ttlMs <= 300)).toBe(true);
+    expect(held.every((lock) => lock.ttlMs > 0 && lock.ttlMs <= 3_000)).toBe(true);
     expect((await runbook.list()).some((lock) => lock.key.startsWith('#'))).toBe(false);
     await a.release();
     await b.release();
