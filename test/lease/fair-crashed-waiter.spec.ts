@@ -81,6 +81,30 @@ describe('fair: true — a waiter that crashes or stalls does not hold the queue
     }
   });
 
+  it('drops a dead entry standing before a live waiter at that waiter\'s next look, though the key stays held', async () => {
+    const held = await app.locks.acquire('ledger');
+    const crashed = forkWorker(HOLD_WORKER, [prefix, 'ledger', '30000', '60000'], FAIR);
+    await until(async () => (await queueOf('ledger')).length === 1);
+    const behind = forkWorker(HOLD_WORKER, [prefix, 'ledger', '30000', '60000'], FAIR);
+    try {
+      await until(async () => (await queueOf('ledger')).length === 2);
+      crashed.kill('SIGKILL');
+      await exitOf(crashed);
+      const [dead] = await queueOf('ledger');
+      await until(async () => Date.now() > dead!.expiresAt);
+      // The live waiter's next look after the dead one's heartbeat ran out (its own entry gets a later
+      // deadline): nobody is handed anything (the key is held), yet the dead entry must go, or it stands
+      // until the queue expires, renewed by the live waiter behind it for as long as that one waits.
+      const mine = (await queueOf('ledger')).find((entry) => entry.holder === `${hostname()}:${behind.pid}`)!;
+      await until(async () => (await queueOf('ledger')).some((entry) => entry.holder === mine.holder && entry.expiresAt > mine.expiresAt + 1));
+      expect((await queueOf('ledger')).map((entry) => entry.holder)).toEqual([mine.holder]);
+    } finally {
+      await held.release();
+      behind.kill('SIGKILL');
+      await exitOf(behind);
+    }
+  });
+
   it('drops a waiter that stalled past its heartbeat (SIGSTOP), grants the one behind, and lets the stalled one queue again at the back', async () => {
     const held = await app.locks.acquire('report');
     const stalled = forkWorker(HOLD_WORKER, [prefix, 'report', '30000', '60000'], FAIR);

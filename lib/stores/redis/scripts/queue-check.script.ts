@@ -13,7 +13,8 @@ import { defineScript, publishingLua } from './redis-script.js';
  * - The key holds its token: it was handed over and the message missed (a subscriber reconnecting).
  * - Its entry is gone: dropped as dead (its clock was far behind the releaser's, or it was cut off for longer
  *   than its heartbeat lease) or the queue expired: it must join again.
- * - Otherwise the heartbeat is renewed (duplicates of the entry, from a re-sent join, go), and when nobody
+ * - Otherwise the heartbeat is renewed (duplicates of the entry, from a re-sent join, go, and so does every
+ *   entry whose heartbeat ran out on the caller's clock, wherever it stands), and when nobody
  *   holds the key (its holder died, a hand-off to a dead waiter ran out, a minimum hold ended) the key goes
  *   to the first live waiter: to the caller for its whole lease if that is the caller, else handed over as
  *   a release would. A holder whose value is not marked `q` (it was granted past the queue) is marked, so
@@ -26,17 +27,25 @@ function queueCheckLua(publish: string): string {
   return `
 local value = redis.pcall('GET', KEYS[1])
 local ours = type(value) == 'string' and string.find(value, '^[-wq][^|]+|%d+|')
-local entries = redis.call('LRANGE', KEYS[3], 0, -1)
+local now = math.floor(tonumber(ARGV[3]) / 1000)
 local position
-for i, entry in ipairs(entries) do
-  local _, _, _, _, token = string.match(entry, '${QUEUE_ENTRY_PATTERN}')
+local kept = 0
+for _, entry in ipairs(redis.call('LRANGE', KEYS[3], 0, -1)) do
+  local written, heartbeat, _, _, token = string.match(entry, '${QUEUE_ENTRY_PATTERN}')
   if token == ARGV[1] then
     if position then
       redis.call('LREM', KEYS[3], 0, entry)
     else
-      position = i
-      redis.call('LSET', KEYS[3], i - 1, ARGV[2])
+      redis.call('LSET', KEYS[3], kept, ARGV[2])
+      kept = kept + 1
+      position = kept
     end
+  elseif written and tonumber(written) / 1000 + tonumber(heartbeat) < now then
+    -- Dead (its heartbeat ran out on this caller's clock): gone now, wherever it stands, rather than when
+    -- a hand-off reaches it or the queue expires (which this very look postpones).
+    redis.call('LREM', KEYS[3], 0, entry)
+  else
+    kept = kept + 1
   end
 end
 if ours and ${heldByLua('value', 'ARGV[1]')} then

@@ -9,8 +9,8 @@ import { defineScript, publishingLua } from './redis-script.js';
  * slot's grant channel without the instance.
  *
  * Every entry of the token goes (it is found by its token: the caller may not know which entry a call
- * with an unknown outcome left). When the key turns out to hold the caller's token, it was handed over
- * while the caller was giving up: the reply says so and the caller decides (keep it, or release it, which
+ * with an unknown outcome left), and so does every dead one. When the key turns out to hold the caller's
+ * token, it was handed over while the caller was giving up: the reply says so and the caller decides (keep it, or release it, which
  * hands it on). When nobody holds the key, it is handed to the first live waiter, so that leaving never
  * leaves the queue stalled until somebody's next heartbeat.
  *
@@ -18,9 +18,11 @@ import { defineScript, publishingLua } from './redis-script.js';
  */
 function queueLeaveLua(publish: string): string {
   return `
+local now = math.floor(tonumber(ARGV[2]) / 1000)
 for _, entry in ipairs(redis.call('LRANGE', KEYS[3], 0, -1)) do
-  local _, _, _, _, token = string.match(entry, '${QUEUE_ENTRY_PATTERN}')
-  if token == ARGV[1] then redis.call('LREM', KEYS[3], 0, entry) end
+  local written, heartbeat, _, _, token = string.match(entry, '${QUEUE_ENTRY_PATTERN}')
+  -- Dead entries go too (their heartbeat ran out on this caller's clock), as at a queue check.
+  if token == ARGV[1] or (written and tonumber(written) / 1000 + tonumber(heartbeat) < now) then redis.call('LREM', KEYS[3], 0, entry) end
 end
 local value = redis.pcall('GET', KEYS[1])
 if type(value) == 'string' and ${heldByLua('value', 'ARGV[1]')} then
