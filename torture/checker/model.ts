@@ -56,6 +56,8 @@ export interface Proc {
   exitingAt?: number;
   readonly pauses: Interval[];
   readonly closes: Array<Interval & { ms: number }>;
+  /** When the application said it was ready: after its start, and after each reopen. */
+  readonly readies: number[];
 }
 
 export interface Fault {
@@ -174,6 +176,7 @@ export function buildModel(records: readonly HistoryRecord[]): Model {
         const proc = procs.get(r.p);
         if (proc && r.what === 'closed') proc.closes.push({ from: r.t - (r.ms ?? 0), to: r.t, ms: r.ms ?? 0 });
         if (proc && r.what === 'exiting') proc.exitingAt = r.t;
+        if (proc && (r.what === 'ready' || r.what === 'reopened')) proc.readies.push(r.t);
         break;
       }
       case 'fault':
@@ -188,7 +191,7 @@ export function buildModel(records: readonly HistoryRecord[]): Model {
         break;
       case 'app': {
         let proc = procs.get(r.label);
-        if (!proc) procs.set(r.label, (proc = { label: r.label, slot: r.slot, spawned: r.t, pauses: [], closes: [] }));
+        if (!proc) procs.set(r.label, (proc = { label: r.label, slot: r.slot, spawned: r.t, pauses: [], closes: [], readies: [] }));
         if (r.pid) proc.pid = r.pid;
         if (r.what === 'sigstop') paused.set(r.label, r.t);
         if (r.what === 'sigcont') proc.pauses.push({ from: paused.get(r.label) ?? r.t, to: r.t });

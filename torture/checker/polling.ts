@@ -6,7 +6,7 @@ import { anyFault } from './windows';
 
 /**
  * (h) No steady polling. A wait that no fault came near (no server, network or application fault from a
- * little before it began until it ended, nor a pause or close of its own process) is subscribed to
+ * little before it began until it ended, nor a pause, close or start of its own process) is subscribed to
  * release notifications; the fallback backoff is a safety net for a missed one. More backoff wake-ups
  * than `bounds.backoffAllowed(waitedMs)` is polling.
  */
@@ -18,6 +18,10 @@ export function checkPolling(model: Model, bounds: Bounds): Violation[] {
     if (meets(faults, span)) continue;
     const proc = model.procs.get(wait.actor);
     if (proc && (meets(proc.pauses, span) || meets(proc.closes, span))) continue;
+    // Just after the application started (or reopened), its subscriber connection may still be coming up:
+    // a subscription refused then leaves the wait without a live channel, on the exponential backoff
+    // (lib/acquisition/retry-loop.ts), which guarantee 10 allows (no steady poll while the channel is live).
+    if (proc && meets(proc.readies.map((t) => ({ from: t, to: t + bounds.recoveryMs })), span)) continue;
     const allowed = bounds.backoffAllowed(wait.waitedMs);
     if (wait.wakeUps.backoff <= allowed) continue;
     const { notification, backoff, expiry, deadline } = wait.wakeUps;
