@@ -1,4 +1,5 @@
 import { Injectable, Module, type DynamicModule } from '@nestjs/common';
+import { Redis } from 'ioredis';
 import { Test } from '@nestjs/testing';
 import { Propagation, Transactional, TransactionHost, ClsPluginTransactional } from '@nestjs-cls/transactional';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
@@ -7,6 +8,8 @@ import { ClsModule } from 'nestjs-cls';
 import { Column, DataSource, Entity, PrimaryColumn, type Logger as TypeOrmLogger } from 'typeorm';
 import { DistributedLock, DistributedLockModule, LockEvents, LockService, type LockModuleOptions } from '../../lib/index';
 import { releaseLocksAfterCommit } from '../../lib/transactions/nestjs-cls/index';
+import { startPostgresServer, type PostgresServer } from '../../scripts/servers/postgres-server';
+import { redisUrl } from '../support/test-prefix';
 
 @Entity('counters')
 export class Counter {
@@ -212,5 +215,41 @@ export async function createCounterApp(databaseUrl: string, lockOptions: LockMod
     dataSource: app.get(DataSource),
     timeline,
     close: () => app.close(),
+  };
+}
+
+/** The counter app of one `describe` block, with a private PostgreSQL and a Redis client beside it. */
+export interface CounterSuite {
+  readonly app: CounterApp;
+  /** A plain client of the app's Redis, to take a key away from under it. */
+  readonly redis: Redis;
+}
+
+/**
+ * Starts PostgreSQL and the counter app before the block's tests and stops both after them (registers
+ * `beforeAll`/`afterAll`/`beforeEach` in the calling `describe`); the timeline starts empty for each test.
+ */
+export function counterSuite(lockOptions: LockModuleOptions): CounterSuite {
+  let postgres: PostgresServer | undefined;
+  let app: CounterApp | undefined;
+  let redis: Redis | undefined;
+  beforeAll(async () => {
+    postgres = await startPostgresServer();
+    app = await createCounterApp(postgres.url, lockOptions);
+    redis = new Redis(redisUrl());
+  });
+  afterAll(async () => {
+    await app?.close();
+    redis?.disconnect();
+    await postgres?.stop();
+  });
+  beforeEach(() => app!.timeline.entries.splice(0));
+  return {
+    get app() {
+      return app!;
+    },
+    get redis() {
+      return redis!;
+    },
   };
 }

@@ -3,64 +3,50 @@ import { LeaseLostError, type LockLostEvent } from '../../lib/index';
 import { startPostgresServer, type PostgresServer } from '../../scripts/servers/postgres-server';
 import { startRedisServer, type RedisServer } from '../../scripts/servers/redis-server';
 import { redisUrl, testPrefix } from '../support/test-prefix';
-import { createCounterApp, type CounterApp } from './counter.fixture';
+import { createCounterApp, counterSuite, type CounterApp } from './counter.fixture';
 
 const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('release after commit with @nestjs-cls/transactional', () => {
   const prefix = testPrefix(__filename);
-  let postgres: PostgresServer;
-  let app: CounterApp;
-  let redis: Redis;
-
-  beforeAll(async () => {
-    postgres = await startPostgresServer();
-    app = await createCounterApp(postgres.url, { redis: redisUrl(), keyPrefix: prefix, leaseMs: 300 });
-    redis = new Redis(redisUrl());
-  });
-  afterAll(async () => {
-    await app.close();
-    redis.disconnect();
-    await postgres.stop();
-  });
-  beforeEach(() => app.timeline.entries.splice(0));
+  const suite = counterSuite({ redis: redisUrl(), keyPrefix: prefix, leaseMs: 300 });
 
   it('keeps a lock taken inside the caller’s transaction until its COMMIT, renewing it meanwhile', async () => {
-    await app.counters.reset('outer');
+    await suite.app.counters.reset('outer');
     let renewalsAfterScope = 0;
-    await app.counters.incrementInTransaction('outer', async () => {
+    await suite.app.counters.incrementInTransaction('outer', async () => {
       // The lock scope has ended; the transaction goes on for longer than the 300 ms lease.
-      const off = app.events.on('renewed', (e) => e.key === 'counter:outer' && renewalsAfterScope++);
+      const off = suite.app.events.on('renewed', (e) => e.key === 'counter:outer' && renewalsAfterScope++);
       await pause(1_000);
       off();
     });
-    const { entries } = app.timeline;
+    const { entries } = suite.app.timeline;
     expect(entries.indexOf('COMMIT')).toBeGreaterThanOrEqual(0);
     expect(entries.indexOf('released counter:outer')).toBeGreaterThan(entries.indexOf('COMMIT'));
     expect(renewalsAfterScope).toBeGreaterThan(0);
-    expect(await app.counters.value('outer')).toBe(1);
+    expect(await suite.app.counters.value('outer')).toBe(1);
   });
 
   it('releases after ROLLBACK when the transaction fails, and the business error reaches the caller', async () => {
-    await app.counters.reset('rollback');
+    await suite.app.counters.reset('rollback');
     const failure = new Error('payment provider said no');
     await expect(
-      app.counters.incrementInTransaction('rollback', async () => {
+      suite.app.counters.incrementInTransaction('rollback', async () => {
         throw failure;
       }),
     ).rejects.toBe(failure);
-    const { entries } = app.timeline;
+    const { entries } = suite.app.timeline;
     expect(entries.indexOf('released counter:rollback')).toBeGreaterThan(entries.indexOf('ROLLBACK'));
-    expect(await app.counters.value('rollback')).toBe(0);
+    expect(await suite.app.counters.value('rollback')).toBe(0);
   });
 
   it('releases a lock taken in a RequiresNew transaction at that transaction’s own COMMIT', async () => {
-    await app.counters.reset('requires-new');
-    await app.counters.outer(async () => {
-      await app.counters.incrementInNewTransaction('requires-new');
-      app.timeline.add('inner returned');
+    await suite.app.counters.reset('requires-new');
+    await suite.app.counters.outer(async () => {
+      await suite.app.counters.incrementInNewTransaction('requires-new');
+      suite.app.timeline.add('inner returned');
     });
-    const { entries } = app.timeline;
+    const { entries } = suite.app.timeline;
     const innerCommit = entries.indexOf('COMMIT');
     expect(entries.indexOf('released counter:requires-new')).toBeGreaterThan(innerCommit);
     expect(entries.indexOf('released counter:requires-new')).toBeLessThan(entries.indexOf('inner returned'));
@@ -68,47 +54,47 @@ describe('release after commit with @nestjs-cls/transactional', () => {
   });
 
   it('rolls a lock taken in a nested (savepoint) transaction up to the outer COMMIT', async () => {
-    await app.counters.reset('nested');
-    await app.counters.outer(async () => {
-      await app.counters.incrementInSavepoint('nested');
-      app.timeline.add('savepoint returned');
+    await suite.app.counters.reset('nested');
+    await suite.app.counters.outer(async () => {
+      await suite.app.counters.incrementInSavepoint('nested');
+      suite.app.timeline.add('savepoint returned');
     });
-    const { entries } = app.timeline;
+    const { entries } = suite.app.timeline;
     expect(entries).toContain('RELEASE SAVEPOINT');
     expect(entries.indexOf('released counter:nested')).toBeGreaterThan(entries.indexOf('COMMIT'));
     expect(entries.indexOf('COMMIT')).toBeGreaterThan(entries.indexOf('savepoint returned'));
-    expect(await app.counters.value('nested')).toBe(1);
+    expect(await suite.app.counters.value('nested')).toBe(1);
   });
 
   it('rolls the transaction back and surfaces LeaseLostError when the lease is lost before COMMIT', async () => {
-    await app.counters.reset('lost');
-    const call = app.counters.incrementInTransaction('lost', async () => {
+    await suite.app.counters.reset('lost');
+    const call = suite.app.counters.incrementInTransaction('lost', async () => {
       const lost = new Promise<LockLostEvent>((resolve) => {
-        const off = app.events.on('lost', (e) => {
+        const off = suite.app.events.on('lost', (e) => {
           off();
           resolve(e);
         });
       });
-      await redis.del(`${prefix}counter:lost`);
+      await suite.redis.del(`${prefix}counter:lost`);
       await lost;
     });
     await expect(call).rejects.toBeInstanceOf(LeaseLostError);
-    expect(app.timeline.entries).toContain('ROLLBACK');
-    expect(app.timeline.entries).not.toContain('COMMIT');
-    expect(await app.counters.value('lost')).toBe(0);
+    expect(suite.app.timeline.entries).toContain('ROLLBACK');
+    expect(suite.app.timeline.entries).not.toContain('COMMIT');
+    expect(await suite.app.counters.value('lost')).toBe(0);
   });
 
   it('rolls back when the process was frozen past the lease before COMMIT, before any timer could tell', async () => {
-    await app.counters.reset('frozen');
-    const call = app.counters.incrementInTransaction('frozen', async () => {
+    await suite.app.counters.reset('frozen');
+    const call = suite.app.counters.incrementInTransaction('frozen', async () => {
       // Blocks the event loop beyond the 300 ms lease: no watchdog timer can run until the commit decision.
       const until = Date.now() + 600;
       while (Date.now() < until);
     });
     await expect(call).rejects.toBeInstanceOf(LeaseLostError);
-    expect(app.timeline.entries).toContain('ROLLBACK');
-    expect(app.timeline.entries).not.toContain('COMMIT');
-    expect(await app.counters.value('frozen')).toBe(0);
+    expect(suite.app.timeline.entries).toContain('ROLLBACK');
+    expect(suite.app.timeline.entries).not.toContain('COMMIT');
+    expect(await suite.app.counters.value('frozen')).toBe(0);
   });
 });
 

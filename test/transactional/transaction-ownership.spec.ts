@@ -1,8 +1,6 @@
-import { Redis } from 'ioredis';
 import { LeaseLostError, LockService, trackTransaction } from '../../lib/index';
-import { startPostgresServer, type PostgresServer } from '../../scripts/servers/postgres-server';
 import { redisUrl, testPrefix } from '../support/test-prefix';
-import { Counter, createCounterApp, type CounterApp } from './counter.fixture';
+import { Counter, counterSuite, type CounterApp } from './counter.fixture';
 import type { EntityManager } from 'typeorm';
 
 function lostOnce(app: CounterApp, key: string): Promise<unknown> {
@@ -17,61 +15,47 @@ function lostOnce(app: CounterApp, key: string): Promise<unknown> {
 
 describe('a transaction owns the keys whose release it holds', () => {
   const prefix = testPrefix(__filename);
-  let postgres: PostgresServer;
-  let app: CounterApp;
-  let redis: Redis;
-
-  beforeAll(async () => {
-    postgres = await startPostgresServer();
-    app = await createCounterApp(postgres.url, { redis: redisUrl(), keyPrefix: prefix, leaseMs: 2_000 });
-    redis = new Redis(redisUrl());
-  });
-  afterAll(async () => {
-    await app.close();
-    redis.disconnect();
-    await postgres.stop();
-  });
-  beforeEach(() => app.timeline.entries.splice(0));
+  const suite = counterSuite({ redis: redisUrl(), keyPrefix: prefix, leaseMs: 2_000 });
 
   it('runs a second locked call on the same key inside one transaction under the first one’s lease', async () => {
-    await app.counters.reset('checkout');
-    await app.counters.checkout('checkout');
-    expect(await app.counters.value('checkout')).toBe(2);
-    const { entries } = app.timeline;
+    await suite.app.counters.reset('checkout');
+    await suite.app.counters.checkout('checkout');
+    expect(await suite.app.counters.value('checkout')).toBe(2);
+    const { entries } = suite.app.timeline;
     expect(entries.filter((entry) => entry === 'released counter:checkout')).toHaveLength(1);
     expect(entries.indexOf('released counter:checkout')).toBeGreaterThan(entries.indexOf('COMMIT'));
   });
 
   it('lets a sibling step of the same transaction waiting for the key (Promise.all) join the deferred lease', async () => {
-    await app.counters.reset('parallel');
-    await app.counters.checkoutInParallel('parallel');
-    expect(await app.counters.value('parallel')).toBe(2);
-    const { entries } = app.timeline;
+    await suite.app.counters.reset('parallel');
+    await suite.app.counters.checkoutInParallel('parallel');
+    expect(await suite.app.counters.value('parallel')).toBe(2);
+    const { entries } = suite.app.timeline;
     expect(entries.filter((entry) => entry === 'released counter:parallel')).toHaveLength(1);
     expect(entries.indexOf('released counter:parallel')).toBeGreaterThan(entries.indexOf('COMMIT'));
   });
 
   it('does not silently skip the second step with onLocked: skip', async () => {
-    await app.counters.reset('skip');
-    expect(await app.counters.checkoutOrSkip('skip')).toBe('paid');
-    expect(await app.counters.value('skip')).toBe(2);
+    await suite.app.counters.reset('skip');
+    expect(await suite.app.counters.checkoutOrSkip('skip')).toBe('paid');
+    expect(await suite.app.counters.value('skip')).toBe(2);
   });
 
   it('still owns the key after a rolled-back savepoint that took it', async () => {
-    await app.counters.reset('savepoint');
-    await app.counters.checkoutAfterFailedSavepoint('savepoint');
-    expect(app.timeline.entries).toContain('ROLLBACK TO SAVEPOINT');
-    expect(await app.counters.value('savepoint')).toBe(1);
+    await suite.app.counters.reset('savepoint');
+    await suite.app.counters.checkoutAfterFailedSavepoint('savepoint');
+    expect(suite.app.timeline.entries).toContain('ROLLBACK TO SAVEPOINT');
+    expect(await suite.app.counters.value('savepoint')).toBe(1);
   });
 
   it('owns the key across a retried transaction callback', async () => {
-    await app.counters.reset('retried');
-    const locks = app.counters.locks;
+    await suite.app.counters.reset('retried');
+    const locks = suite.app.counters.locks;
     let attempt = 0;
     const retrying = async (work: (em: EntityManager) => Promise<void>): Promise<void> => {
       for (;;) {
         try {
-          return await app.dataSource.transaction(work);
+          return await suite.app.dataSource.transaction(work);
         } catch (error) {
           if (++attempt > 1) throw error;
         }
@@ -85,13 +69,13 @@ describe('a transaction owns the keys whose release it holds', () => {
       if (attempt === 0) throw new Error('serialization failure, retry');
     });
     expect(attempt).toBe(1);
-    expect(await app.counters.value('retried')).toBe(1);
+    expect(await suite.app.counters.value('retried')).toBe(1);
   });
 
   it('holds a lock taken inside transactions on two databases until the outer one commits', async () => {
-    await app.counters.reset('two-db');
-    const locks: LockService = app.counters.locks;
-    const begin = (work: (em: EntityManager) => Promise<void>): Promise<void> => app.dataSource.transaction(work);
+    await suite.app.counters.reset('two-db');
+    const locks: LockService = suite.app.counters.locks;
+    const begin = (work: (em: EntityManager) => Promise<void>): Promise<void> => suite.app.dataSource.transaction(work);
     await trackTransaction(
       begin,
       async (db1: EntityManager) => {
@@ -106,46 +90,46 @@ describe('a transaction owns the keys whose release it holds', () => {
           },
           { resource: 'db2' },
         );
-        app.timeline.add('db2 committed');
+        suite.app.timeline.add('db2 committed');
       },
       { resource: 'db1' },
     );
-    const { entries } = app.timeline;
+    const { entries } = suite.app.timeline;
     const db1Commit = entries.indexOf('COMMIT', entries.indexOf('db2 committed'));
     expect(db1Commit).toBeGreaterThan(0);
     expect(entries.indexOf('released counter:two-db')).toBeGreaterThan(db1Commit);
   });
 
   it('stops the COMMIT of a transaction started inside a locked scope when the lease is lost first', async () => {
-    await app.counters.reset('lock-outside');
+    await suite.app.counters.reset('lock-outside');
     const key = `${prefix}counter:lock-outside`;
-    const call = app.counters.locks.withLock('counter:lock-outside', () =>
+    const call = suite.app.counters.locks.withLock('counter:lock-outside', () =>
       trackTransaction(
-        (work: (em: EntityManager) => Promise<void>) => app.dataSource.transaction(work),
+        (work: (em: EntityManager) => Promise<void>) => suite.app.dataSource.transaction(work),
         async (em: EntityManager) => {
           await em.update(Counter, { id: 'lock-outside' }, { value: 41 });
-          const lost = lostOnce(app, 'counter:lock-outside');
-          await redis.del(key);
+          const lost = lostOnce(suite.app, 'counter:lock-outside');
+          await suite.redis.del(key);
           await lost;
         },
       ),
     );
     await expect(call).rejects.toBeInstanceOf(LeaseLostError);
-    expect(app.timeline.entries).toContain('ROLLBACK');
-    expect(app.timeline.entries).not.toContain('COMMIT');
-    expect(await app.counters.value('lock-outside')).toBe(0);
+    expect(suite.app.timeline.entries).toContain('ROLLBACK');
+    expect(suite.app.timeline.entries).not.toContain('COMMIT');
+    expect(await suite.app.counters.value('lock-outside')).toBe(0);
   });
 
   it('stops the COMMIT with @DistributedLock above @Transactional when the lease is lost first', async () => {
-    await app.counters.reset('decorated-outside');
-    const call = app.counters.incrementLockOutsideThen('decorated-outside', async () => {
-      const lost = lostOnce(app, 'counter:decorated-outside');
-      await redis.del(`${prefix}counter:decorated-outside`);
+    await suite.app.counters.reset('decorated-outside');
+    const call = suite.app.counters.incrementLockOutsideThen('decorated-outside', async () => {
+      const lost = lostOnce(suite.app, 'counter:decorated-outside');
+      await suite.redis.del(`${prefix}counter:decorated-outside`);
       await lost;
     });
     await expect(call).rejects.toBeInstanceOf(LeaseLostError);
-    expect(app.timeline.entries).toContain('ROLLBACK');
-    expect(app.timeline.entries).not.toContain('COMMIT');
-    expect(await app.counters.value('decorated-outside')).toBe(0);
+    expect(suite.app.timeline.entries).toContain('ROLLBACK');
+    expect(suite.app.timeline.entries).not.toContain('COMMIT');
+    expect(await suite.app.counters.value('decorated-outside')).toBe(0);
   });
 });
