@@ -5,6 +5,7 @@ import { createLockApp, type LockApp } from '../support/lock-app';
 import { testPrefix } from '../support/test-prefix';
 import { openObserver, queueOf, until } from '../stores/zookeeper-test-support';
 import { DrillTimeline } from './drill-timeline';
+import { expectServedThrough, handOffRounds } from './hand-offs';
 
 const APPS = ['a', 'b', 'c'] as const;
 const HAND_OFFS_PER_APP = 5;
@@ -66,21 +67,7 @@ describe('drill: the ZooKeeper leader is killed while a lock is held and waited 
     await holding;
     await waiting;
 
-    await Promise.all(
-      APPS.map(async (name) => {
-        const app = apps.get(name)!;
-        for (let i = 0; i < HAND_OFFS_PER_APP; i++) {
-          await app.locks.withLock('ledger', { waitMs: 60_000 }, (lease) => timeline.section(name, lease, () => new Promise((resolve) => setImmediate(resolve))));
-        }
-      }),
-    );
-
-    const history = timeline.toString();
-    expect({ violations: timeline.violations('ledger'), history }).toEqual({ violations: [], history });
-    const afterKill = timeline.after(kill);
-    expect(afterKill.filter((entry) => entry.kind === 'lost')).toEqual([]);
-    const sections = afterKill.filter((entry) => entry.kind === 'enter');
-    expect(sections.map((entry) => entry.app).slice(0, 1)).toEqual(['b']);
-    expect(sections).toHaveLength(1 + APPS.length * HAND_OFFS_PER_APP);
+    await handOffRounds(apps, timeline, 'ledger', HAND_OFFS_PER_APP);
+    expectServedThrough(timeline, 'ledger', kill, 'b', 1 + APPS.length * HAND_OFFS_PER_APP);
   });
 });
