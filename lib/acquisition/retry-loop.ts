@@ -3,6 +3,7 @@ import type { AcquireTally } from '../events/acquire-tally.js';
 import type { AcquireResult, LockGranted } from '../stores/lock-store.interface.js';
 import { retryDelayMs } from '../support/retry-delay.js';
 import { Wake } from '../support/wake.js';
+import { ReleaseSubscription } from './release-subscription.js';
 
 export interface WaitPlan {
   readonly waitMs: number;
@@ -66,8 +67,8 @@ export async function acquireWithin(plan: WaitPlan): Promise<WaitOutcome> {
   let contended = false;
   // A first attempt made by the caller that found the key taken has been told as contention already.
   const contentionTold = first?.result !== undefined;
-  let unsubscribe: (() => void) | undefined;
   const wake = new Wake();
+  const channel = new ReleaseSubscription(plan.subscribe, wake);
   const attempt = async (): Promise<void> => {
     if (failure !== undefined) token = plan.newToken();
     lastSentAt = Date.now();
@@ -93,35 +94,35 @@ export async function acquireWithin(plan: WaitPlan): Promise<WaitOutcome> {
       if (result && !contended) {
         contended = true;
         if (!contentionTold) plan.onContention(result.ttlMs);
-        // Subscribed once the key is known to be taken; the next attempt, right after, catches a release
-        // that came before the subscription.
-        if (plan.waitMs > 0) {
-          unsubscribe = await subscribeWithin(plan.subscribe(() => wake.fire()), deadline, plan.signal);
-          retry = 0;
-        }
+        // Subscribed once the key is known to be taken, without waiting for it: attempts go on meanwhile.
+        if (plan.waitMs > 0) channel.open();
+      } else if (contended) {
+        // A refused subscription (the subscriber connection coming up after a start or a failover) is asked
+        // for again at each wake-up, so the wait polls only until the channel is live, not to its end.
+        channel.reopenIfRefused();
       }
       const remaining = deadline - Date.now();
       if (remaining <= 0) return outcome();
-      if (retry > 0) {
-        // Subscribed and the store answering: the release notification wakes the waiter, and the fallback is
-        // a safety net for a missed one, once per retryMaxDelayMs or so, never a steady poll. Without a live
-        // channel (the subscription failed), or while store errors are retried, exponential from the minimum.
-        const backoff =
-          unsubscribe && failure === undefined
-            ? safetyNetDelayMs(plan.retryMaxDelayMs)
-            : retryDelayMs(retry, plan.retryMinDelayMs, plan.retryMaxDelayMs);
-        const holderLeft = result && !result.acquired && result.ttlMs >= 0 ? result.ttlMs + 1 : Infinity;
-        const sleepMs = Math.min(remaining, backoff, holderLeft);
-        const notified = await wake.wait(Date.now() + sleepMs, plan.signal);
-        if (!plan.signal?.aborted) {
-          plan.tally.wokenBy(notified ? 'notification' : sleepMs === holderLeft ? 'expiry' : sleepMs === remaining ? 'deadline' : 'backoff');
-        }
+      // Subscribed and the store answering: the release notification wakes the waiter, and the fallback is
+      // a safety net for a missed one, once per retryMaxDelayMs or so, never a steady poll. Without a live
+      // channel (not confirmed yet, or refused), or while store errors are retried, exponential from the minimum.
+      const live = channel.live && failure === undefined;
+      const backoff = live ? safetyNetDelayMs(plan.retryMaxDelayMs) : retryDelayMs(retry, plan.retryMinDelayMs, plan.retryMaxDelayMs);
+      const holderLeft = result && !result.acquired && result.ttlMs >= 0 ? result.ttlMs + 1 : Infinity;
+      const sleepMs = Math.min(remaining, backoff, holderLeft);
+      const notified = await wake.wait(Date.now() + sleepMs, plan.signal);
+      // The wake-up the confirmed subscription gave: the attempt right after it catches a release that
+      // came before the channel was live. Neither a release nor a fallback, so it is not counted as one.
+      const confirmation = notified && channel.takeConfirmation();
+      if (!plan.signal?.aborted && !confirmation) {
+        plan.tally.wokenBy(notified ? 'notification' : sleepMs === holderLeft ? 'expiry' : sleepMs === remaining ? 'deadline' : 'backoff');
       }
+      if (live) retry = 0;
       plan.signal?.throwIfAborted();
       await attempt();
     }
   } finally {
-    unsubscribe?.();
+    channel.close();
   }
 }
 
@@ -131,40 +132,4 @@ export async function acquireWithin(plan: WaitPlan): Promise<WaitOutcome> {
  */
 function safetyNetDelayMs(maxMs: number): number {
   return maxMs * (0.5 + Math.random() / 2);
-}
-
-/**
- * A subscription that is not confirmed by the deadline (or before `signal` aborts: shutdown, the caller) is
- * given up, and undone if it comes later: the waiter then polls, and waiting never outlasts `waitMs`
- * because the subscriber connection is slow.
- */
-async function subscribeWithin(
-  subscribing: Promise<() => void>,
-  deadline: number,
-  signal: AbortSignal | undefined,
-): Promise<(() => void) | undefined> {
-  let timer: NodeJS.Timeout | undefined;
-  let giveUp!: () => void;
-  let gaveUp = false;
-  const timeout = new Promise<undefined>((resolve) => {
-    giveUp = () => {
-      gaveUp = true;
-      resolve(undefined);
-    };
-    timer = setTimeout(giveUp, Math.max(0, deadline - Date.now()));
-  });
-  signal?.addEventListener('abort', giveUp, { once: true });
-  const subscribed = subscribing.then(
-    (unsubscribe) => {
-      if (gaveUp) unsubscribe();
-      return unsubscribe;
-    },
-    () => undefined,
-  );
-  try {
-    return await Promise.race([subscribed, timeout]);
-  } finally {
-    clearTimeout(timer);
-    signal?.removeEventListener('abort', giveUp);
-  }
 }

@@ -19,8 +19,9 @@ export function checkPolling(model: Model, bounds: Bounds): Violation[] {
     const proc = model.procs.get(wait.actor);
     if (proc && (meets(proc.pauses, span) || meets(proc.closes, span))) continue;
     // Just after the application started (or reopened), its subscriber connection may still be coming up:
-    // a subscription refused then leaves the wait without a live channel, on the exponential backoff
-    // (lib/acquisition/retry-loop.ts), which guarantee 10 allows (no steady poll while the channel is live).
+    // until the subscription is confirmed (a refused one is asked for again at each wake-up), the wait is on
+    // the exponential backoff (lib/acquisition/release-subscription.ts), which guarantee 10 allows (no
+    // steady poll while the channel is live).
     if (proc && meets(proc.readies.map((t) => ({ from: t, to: t + bounds.recoveryMs })), span)) continue;
     const allowed = bounds.backoffAllowed(wait.waitedMs);
     if (wait.wakeUps.backoff <= allowed) continue;
