@@ -3,7 +3,7 @@ import type { OpKind } from './worker/op-plan';
 import type { WorkloadKeys } from './worker/worker-config';
 
 /** Which servers a case starts (see topology/). */
-export type TopologyKind = 'redis' | 'redis-nowait' | 'sentinel' | 'cluster' | 'postgres' | 'etcd';
+export type TopologyKind = 'redis' | 'redis-nowait' | 'sentinel' | 'cluster' | 'postgres' | 'etcd' | 'zookeeper';
 
 /**
  * What a topology promises about exclusion when a fault loses data: `'fencing'` where a failover to an
@@ -87,6 +87,16 @@ export const CASES: readonly TortureCase[] = [
     topology: 'etcd',
     options: {},
     leaseMs: [3_000, 1_000, 1_500],
+    faults: [...APP_FAULTS, 'server-pause', 'server-restart', 'leader-kill', ...PROXY_FAULTS],
+    exclusion: 'strict',
+    mix: MIX,
+  },
+  // A lease is its ZooKeeper session (one per lease length); every wait stands in the ensemble's queue.
+  {
+    name: 'zookeeper',
+    topology: 'zookeeper',
+    options: {},
+    leaseMs: [3_000, 2_000],
     faults: [...APP_FAULTS, 'server-pause', 'server-restart', 'leader-kill', ...PROXY_FAULTS],
     exclusion: 'strict',
     mix: MIX,

@@ -36,7 +36,7 @@ export interface Bounds {
   /**
    * etcd: leases are whole seconds (a 1.5 s lease lives up to 2 s), and a new leader gives every lease its
    * full TTL again (so that an election cannot expire live leases): a key whose holder let go around a
-   * member fault may live one more lease.
+   * member fault may live one more lease. ZooKeeper's new leader does the same for every session.
    */
   readonly ttlRoundingMs: number;
   readonly ttlRefreshedByFaults: boolean;
@@ -63,6 +63,6 @@ export function boundsFor(def: TortureCase): Bounds {
     backoffAllowed: (waitedMs) => waitedMs / 500 + 2,
     fair,
     ttlRoundingMs: def.topology === 'etcd' ? 1_000 : 0,
-    ttlRefreshedByFaults: def.topology === 'etcd',
+    ttlRefreshedByFaults: def.topology === 'etcd' || def.topology === 'zookeeper',
   };
 }

@@ -20,7 +20,7 @@ function allowedUntil(model: Model, bounds: Bounds, faults: readonly Interval[],
   for (const f of faults) if (f.from <= firstSeen + bounds.slackMs && f.to >= firstSeen - bounds.orphanMs) until = Math.max(until, f.to + bounds.orphanMs);
   const proc = model.procs.get(lock.holder);
   for (const p of proc?.pauses ?? []) if (p.from <= until) until = Math.max(until, Math.min(p.to + bounds.orphanMs, p.from + bounds.leaseMaxMs + bounds.slackMs));
-  if (proc?.killedAt !== undefined && proc.killedAt <= until) until = Math.max(until, proc.killedAt + bounds.leaseMaxMs + bounds.queueMs + bounds.slackMs);
+  if (proc?.diedAt !== undefined && proc.diedAt <= until) until = Math.max(until, proc.diedAt + bounds.leaseMaxMs + bounds.queueMs + bounds.slackMs);
   for (const c of proc?.closes ?? []) if (c.from <= until && c.to >= firstSeen - bounds.orphanMs) until = Math.max(until, c.to + bounds.orphanMs);
   return until;
 }

@@ -26,7 +26,12 @@ export function storeEnd(h: Hold, bounds: Bounds, runEnd: number, windows: reado
 function storeEndOutsideFailovers(h: Hold, bounds: Bounds, runEnd: number): number {
   const { slackMs, leaseMaxMs } = bounds;
   if (h.killedAt !== undefined) return h.killedAt + h.leaseMs + slackMs + bounds.queueMs;
-  if (h.releasedAt !== undefined) return h.releasedAt + (h.keptMs ?? 0) + slackMs;
+  if (h.releasedAt !== undefined) {
+    // A holder that died while its key was kept for the minimum hold never ended the hold: the store lets
+    // the key go when its lease runs out (on ZooKeeper, the session; on Redis the kept TTL is the hold).
+    const died = h.diedWhileKeptAt !== undefined ? h.diedWhileKeptAt + h.leaseMs : 0;
+    return Math.max(h.releasedAt + (h.keptMs ?? 0), died) + slackMs;
+  }
   if (h.lossAt !== undefined) return h.lossAt + (h.lossReason === 'rejected' ? slackMs : Math.max(h.leaseMs, leaseMaxMs) + slackMs);
   if (h.releaseFailedAt !== undefined) return h.releaseFailedAt + h.leaseMs + slackMs;
   if (h.sectionEndAt !== undefined) return h.sectionEndAt + h.minHoldMs + bounds.orphanMs;
@@ -60,8 +65,8 @@ export function busyByKey(model: Model, def: TortureCase, bounds: Bounds): Map<s
     if (op.outcome && op.outcome !== 'ok' && op.outcome !== 'refused') add(op.key, op.start, settledAfter(faults, end, bounds) + Math.max(bounds.orphanMs, bounds.queueMs));
     const proc = model.procs.get(op.actor);
     for (const p of proc?.pauses ?? []) if (p.from <= end && op.start <= p.to) add(op.key, op.start, Math.max(end, p.to) + bounds.orphanMs);
-    if (proc?.killedAt !== undefined && proc.killedAt <= end && op.start <= proc.killedAt) {
-      add(op.key, op.start, proc.killedAt + bounds.leaseMaxMs + bounds.queueMs + bounds.slackMs);
+    if (proc?.diedAt !== undefined && proc.diedAt <= end && op.start <= proc.diedAt) {
+      add(op.key, op.start, proc.diedAt + bounds.leaseMaxMs + bounds.queueMs + bounds.slackMs);
     }
   }
   const merged = new Map<string, Interval[]>();

@@ -20,6 +20,8 @@ export interface Hold {
   keptMs?: number;
   releaseFailedAt?: number;
   killedAt?: number;
+  /** Its process died after the release, while the key was kept for the minimum hold (`keptMs`). */
+  diedWhileKeptAt?: number;
   /** When the operation that took it ended (its section cannot outlive it). */
   opEndAt?: number;
   /** Local expiry as the holder knew it over time: grant, each renewal, each extend. */
@@ -47,7 +49,13 @@ export interface Proc {
   readonly slot: number;
   pid?: number;
   spawned: number;
+  /** The harness' SIGKILL of a live process (the app-kill fault). */
   killedAt?: number;
+  /**
+   * When the process stopped running without being asked: killed by the harness, or crashed on its own
+   * (a signal or a non-zero exit before any stop was asked; (f) reports the crash). Its holds end then.
+   */
+  diedAt?: number;
   exitedAt?: number;
   code?: number | null;
   signal?: string | null;
@@ -195,7 +203,8 @@ export function buildModel(records: readonly HistoryRecord[]): Model {
         if (r.pid) proc.pid = r.pid;
         if (r.what === 'sigstop') paused.set(r.label, r.t);
         if (r.what === 'sigcont') proc.pauses.push({ from: paused.get(r.label) ?? r.t, to: r.t });
-        if (r.what === 'sigkill') proc.killedAt ??= r.t;
+        // A SIGKILL sent to a process that had exited already (it crashed first) kills nothing.
+        if (r.what === 'sigkill' && proc.exitedAt === undefined) proc.killedAt ??= r.t;
         if (r.what === 'stop-asked') proc.stopAsked = r.t;
         if (r.what === 'stuck') proc.stuck = r.t;
         if (r.what === 'exited') Object.assign(proc, { exitedAt: r.t, code: r.code, signal: r.signal });
@@ -203,9 +212,14 @@ export function buildModel(records: readonly HistoryRecord[]): Model {
       }
     }
   }
+  for (const proc of procs.values()) {
+    const crashed = proc.exitedAt !== undefined && proc.stopAsked === undefined && (proc.code !== 0 || !!proc.signal);
+    proc.diedAt = proc.killedAt ?? (crashed ? proc.exitedAt : undefined);
+  }
   for (const h of holds) {
-    const killedAt = procs.get(h.actor)?.killedAt;
-    if (killedAt !== undefined && killedAt >= h.grantAt && h.releasedAt === undefined && h.lossAt === undefined) h.killedAt = killedAt;
+    const diedAt = procs.get(h.actor)?.diedAt;
+    if (diedAt !== undefined && diedAt >= h.grantAt && h.releasedAt === undefined && h.lossAt === undefined) h.killedAt = diedAt;
+    if (diedAt !== undefined && h.releasedAt !== undefined && diedAt >= h.releasedAt && diedAt < h.releasedAt + (h.keptMs ?? 0)) h.diedWhileKeptAt = diedAt;
   }
   model.ops.push(...ops.values());
   return model;

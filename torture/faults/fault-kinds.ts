@@ -10,7 +10,7 @@ export type FaultKind =
   | 'failover' // SENTINEL FAILOVER, or CLUSTER FAILOVER on a replica
   | 'primary-kill' // SIGKILL of the Sentinel primary or a Cluster master (replica promoted)
   | 'slot-migration' // a hot key's slot moved key by key while renewals run
-  | 'leader-kill' // SIGKILL of the etcd leader, restarted after
+  | 'leader-kill' // SIGKILL of the etcd or ZooKeeper leader, restarted after
   | 'backend-kill' // pg_terminate_backend of the lock store's connections
   | 'proxy-delay' // one application's replies delayed
   | 'proxy-drop' // one application's replies dropped, then its connections cut

@@ -5,6 +5,7 @@ import { startPostgresTopology } from './postgres';
 import { startSingleRedis, startRedisWithoutWait } from './redis-single';
 import { startSentinelTopology } from './sentinel';
 import type { Topology } from './topology';
+import { startZookeeperTopology } from './zookeeper';
 
 /** The case's servers, with the URL of the fenced register when it lives in the case's own database. */
 export async function startTopology(def: TortureCase, prefix: string, hotKey: string): Promise<Topology & { registerUrl?: string }> {
@@ -21,5 +22,7 @@ export async function startTopology(def: TortureCase, prefix: string, hotKey: st
       return startPostgresTopology();
     case 'etcd':
       return startEtcdTopology();
+    case 'zookeeper':
+      return startZookeeperTopology();
   }
 }
