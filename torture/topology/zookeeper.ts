@@ -1,7 +1,8 @@
 import { startZookeeperEnsemble } from '../../scripts/servers/zookeeper-server';
 import { FaultyProxy } from '../faults/faulty-proxy';
 import { proxyInjectors } from '../faults/proxy-faults';
-import { choose, hold, lifted, type Topology } from './topology';
+import { ensembleInjectors, type EnsembleMember } from './ensemble-faults';
+import type { Topology } from './topology';
 
 /**
  * Three ZooKeeper members (Zab: a quorum must agree on every write, and a session expires only by the
@@ -12,35 +13,26 @@ export async function startZookeeperTopology(): Promise<Topology> {
   const ensemble = await startZookeeperEnsemble({ size: 3 });
   const proxies = await Promise.all(ensemble.members.map((member) => FaultyProxy.start(Number(member.address.split(':')[1]))));
   const proxied = proxies.map((proxy) => `127.0.0.1:${proxy.port}`).join(',');
+  // A member is paused by its pid of the moment: a member restarted since has another.
+  let pausedPid: number | undefined;
+  const members: EnsembleMember[] = ensemble.members.map((member) => ({
+    target: `zookeeper:${member.id}`,
+    kill: () => member.kill(),
+    start: () => member.start(),
+    pause: () => {
+      pausedPid = member.pid;
+      if (pausedPid !== undefined) process.kill(pausedPid, 'SIGSTOP');
+    },
+    resume: () => {
+      if (pausedPid !== undefined) process.kill(pausedPid, 'SIGCONT');
+    },
+  }));
   return {
     appOptions: (slot) => ({ store: 'zookeeper', zookeeper: slot === 0 ? proxied : ensemble.connect }),
     samplerOptions: () => ({ store: 'zookeeper', zookeeper: ensemble.connect }),
     injectors: {
       ...proxyInjectors(proxies, 'a0'),
-      'server-pause': async (fault) => {
-        const member = choose(ensemble.members.filter((m) => m.running), fault.pick);
-        const pid = member.pid!;
-        process.kill(pid, 'SIGSTOP');
-        await hold(fault.durationMs);
-        process.kill(pid, 'SIGCONT');
-        return lifted(`zookeeper:${member.id}`);
-      },
-      'server-restart': async (fault) => {
-        const member = choose(ensemble.members, fault.pick);
-        await member.kill();
-        await hold(Math.min(fault.durationMs, 1_500));
-        const end = Date.now();
-        await member.start();
-        return { target: `zookeeper:${member.id}`, end, recovered: Date.now(), detail: 'SIGKILL, restarted with its data' };
-      },
-      'leader-kill': async (fault) => {
-        const leader = await ensemble.leader();
-        await leader.kill();
-        await hold(Math.min(fault.durationMs, 1_500));
-        const end = Date.now();
-        await leader.start();
-        return { target: `zookeeper:${leader.id}`, end, recovered: Date.now(), detail: 'leader SIGKILL, restarted with its data' };
-      },
+      ...ensembleInjectors(members, async () => members[ensemble.members.indexOf(await ensemble.leader())]!),
     },
     stop: async () => {
       await Promise.all(proxies.map((proxy) => proxy.close()));

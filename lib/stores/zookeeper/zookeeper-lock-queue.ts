@@ -1,7 +1,6 @@
-import { LockStoreUnavailableError } from '../../errors/lock-store-unavailable.error.js';
-import { retryDelayMs } from '../../support/retry-delay.js';
-import { Wake } from '../../support/wake.js';
+import type { Wake } from '../../support/wake.js';
 import type { QueuedAcquireOutcome, QueuedAcquireRequest } from '../lock-store.interface.js';
+import { waitInStoreQueue, type QueueAttempts, type QueueLook, type QueuePlace } from '../queue/store-queue-wait.js';
 import type { ZookeeperSession } from './zookeeper-session.js';
 
 /** A contender's place: its node (on its session) and the node's czxid. */
@@ -37,90 +36,76 @@ export interface ZookeeperQueueBackend {
   granted(request: QueuedAcquireRequest, ticket: ContenderTicket, startedAt: number): void;
 }
 
-/** Longest pause between two looks at the queue when no watch fired (in case one was lost with a session). */
-const MAX_RECHECK_MS = 5_000;
-
 /**
- * A fair wait in ZooKeeper, after Curator's InterProcessMutex: the contender creates its ephemeral
- * sequential node and watches only the node just before it, so a release wakes exactly the next
- * contender, whichever application it belongs to (FIFO, no herd). When nothing is left before it, it
- * holds the lock, and its node's czxid is the fencing token. It gives up at the deadline or on abort by
- * deleting its node; a crashed contender's node goes with its session. Store errors are retried with
- * backoff until the deadline; a contender whose node vanished (its session expired meanwhile) joins again
- * at the back, on a fresh session.
+ * A fair wait in ZooKeeper, after Curator's InterProcessMutex (the loop is `waitInStoreQueue`): the
+ * contender creates its ephemeral sequential node and watches only the node just before it; when nothing
+ * is left before it, it holds the lock, and its node's czxid is the fencing token. It gives up by deleting
+ * its node; a crashed contender's node goes with its session. A contender whose node vanished (its session
+ * expired meanwhile) joins again at the back, on a fresh session.
  */
-export async function acquireInZookeeperQueue(request: QueuedAcquireRequest, backend: ZookeeperQueueBackend): Promise<QueuedAcquireOutcome> {
-  const { deadline, signal } = request;
-  const wake = new Wake();
-  let ticket: ContenderTicket | undefined;
-  let watched: string | undefined;
-  let generation = 0;
-  let attempts = 0;
-  let failures = 0;
-  let quietRechecks = 0;
-  let lastError: LockStoreUnavailableError | undefined;
-  let granted = false;
+export function acquireInZookeeperQueue(request: QueuedAcquireRequest, backend: ZookeeperQueueBackend): Promise<QueuedAcquireOutcome> {
+  return waitInStoreQueue(request, new ZookeeperQueuePlace(request, backend));
+}
 
-  try {
-    for (;;) {
-      signal?.throwIfAborted();
-      // The first pass always runs, however close the deadline: one full attempt, as a plain acquire makes.
-      if (attempts > 0 && Date.now() >= deadline) break;
-      try {
-        let position: ContenderPosition;
-        let sentAt: number;
-        if (!ticket || ticket.session.ended) {
-          attempts++;
-          const joined = await backend.join(request);
-          ({ ticket, position } = joined);
-          sentAt = joined.lookedAt;
-          watched = undefined;
-        } else {
-          sentAt = Date.now();
-          attempts++;
-          position = await backend.position(request, ticket);
-        }
-        if (!position.present) {
-          backend.leave(ticket);
-          ticket = undefined;
-          continue;
-        }
-        if (position.predecessor === undefined) {
-          signal?.throwIfAborted();
-          granted = true;
+class ZookeeperQueuePlace implements QueuePlace {
+  private ticket?: ContenderTicket;
+  private watched?: string;
+  /** Bumped for every watch set and at the end: a one-shot watch of an older generation is ignored. */
+  private generation = 0;
+
+  constructor(
+    private readonly request: QueuedAcquireRequest,
+    private readonly backend: ZookeeperQueueBackend,
+  ) {}
+
+  async look(wake: Wake, attempts: QueueAttempts): Promise<QueueLook> {
+    const { request, backend } = this;
+    let position: ContenderPosition;
+    let sentAt: number;
+    if (!this.ticket || this.ticket.session.ended) {
+      attempts.count++;
+      const joined = await backend.join(request);
+      this.ticket = joined.ticket;
+      position = joined.position;
+      sentAt = joined.lookedAt;
+      this.watched = undefined;
+    } else {
+      sentAt = Date.now();
+      attempts.count++;
+      position = await backend.position(request, this.ticket);
+    }
+    const ticket = this.ticket;
+    if (!position.present) {
+      backend.leave(ticket);
+      this.ticket = undefined;
+      return 'again';
+    }
+    if (position.predecessor === undefined) {
+      return {
+        take: (count) => {
           backend.granted(request, ticket, sentAt);
-          return { result: { acquired: true, fencingToken: ticket.czxid }, attempts, leaseStartedAt: sentAt };
-        }
-        failures = 0;
-        lastError = undefined;
-        const seen = wake.count;
-        if (watched !== position.predecessor) {
-          const mine = ++generation;
-          watched = position.predecessor;
-          const fired = (): void => {
-            if (mine !== generation) return;
-            watched = undefined;
-            wake.fire();
-          };
-          if (!(await backend.watch(request, ticket, position.predecessor, fired))) {
-            watched = undefined;
-            continue;
-          }
-        }
-        const recheckMs = Math.min(MAX_RECHECK_MS, 500 * 2 ** quietRechecks) * (0.5 + Math.random() / 2);
-        await wake.wait(Math.min(deadline, Date.now() + recheckMs), signal);
-        quietRechecks = wake.count === seen ? Math.min(quietRechecks + 1, 8) : 0;
-      } catch (error) {
-        if (!(error instanceof LockStoreUnavailableError)) throw error;
-        lastError = error;
-        failures++;
-        await wake.wait(Math.min(deadline, Date.now() + retryDelayMs(failures)), signal);
+          return { result: { acquired: true, fencingToken: ticket.czxid }, attempts: count, leaseStartedAt: sentAt };
+        },
+      };
+    }
+    if (this.watched !== position.predecessor) {
+      const mine = ++this.generation;
+      this.watched = position.predecessor;
+      const fired = (): void => {
+        if (mine !== this.generation) return;
+        this.watched = undefined;
+        wake.fire();
+      };
+      if (!(await backend.watch(request, ticket, position.predecessor, fired))) {
+        this.watched = undefined;
+        return 'again';
       }
     }
-    if (lastError) throw lastError;
-    return { result: { acquired: false, ttlMs: -1 }, attempts, leaseStartedAt: Date.now() };
-  } finally {
-    generation++;
-    if (!granted && ticket) backend.leave(ticket);
+    return {};
+  }
+
+  end(granted: boolean): void {
+    this.generation++;
+    if (!granted && this.ticket) this.backend.leave(this.ticket);
   }
 }
