@@ -76,7 +76,7 @@ export class AppFleet {
     return {
       'app-pause': async (fault) => {
         const slot = choose(slots, fault.pick);
-        const { child, label } = this.running.get(slot)!;
+        const { child, label } = await this.alive(slot);
         this.record({ type: 'app', what: 'sigstop', label, slot });
         child.kill('SIGSTOP');
         await hold(fault.durationMs);
@@ -86,7 +86,7 @@ export class AppFleet {
       },
       'app-kill': async (fault) => {
         const slot = choose(slots, fault.pick);
-        const { child, label, exited } = this.running.get(slot)!;
+        const { child, label, exited } = await this.alive(slot);
         this.record({ type: 'app', what: 'sigkill', label, slot });
         child.kill('SIGKILL');
         await exited;
@@ -97,13 +97,24 @@ export class AppFleet {
       },
       'app-close': async (fault) => {
         const slot = choose(slots, fault.pick);
-        const { child, label } = this.running.get(slot)!;
+        const { child, label } = await this.alive(slot);
         this.record({ type: 'app', what: 'close-asked', label, slot });
         child.send({ command: 'reopen' });
         await this.message(child, (m) => m.reopened === true, START_BOUND_MS, `${label} to reopen`);
         return lifted(label, 'app.close() mid-work, new application in the same process');
       },
     };
+  }
+
+  /**
+   * The slot's process, replaced first by its next incarnation if it exited on its own (a crash, which the
+   * history shows and (f) reports): the run goes on, and faults keep reaching a live application.
+   */
+  private async alive(slot: number): Promise<Running> {
+    const current = this.running.get(slot)!;
+    if (current.child.exitCode === null && current.child.signalCode === null) return current;
+    await this.start(slot);
+    return this.running.get(slot)!;
   }
 
   /** Asks every process to finish and waits for it to exit by itself; one that does not is recorded and killed. */
