@@ -1,0 +1,108 @@
+import { LockStoreUnavailableError } from '../../errors/lock-store-unavailable.error.js';
+import type { AcquireResult, ForceReleaseResult, HeldLock, LockStore, RenewOutcome, RenewRequest } from '../lock-store.interface.js';
+import { ownershipTokenProblem } from '../ownership-token.js';
+import { RedisKeyLayout } from '../redis/redis-key-layout.js';
+import { LOCK_VALUE_SEPARATOR } from '../redis/scripts/lock-value.js';
+import { acquireOnQuorum } from './redlock-grant.js';
+import { RedlockInspection } from './redlock-inspection.js';
+import { RedlockMasterNode } from './redlock-master.js';
+import type { RedlockMaster } from './redlock-masters.option.js';
+import { askEvery, quorumOf, quorumUnavailable, renewalByVote } from './redlock-quorum.js';
+import { RedlockReleaseWatch } from './redlock-release-watch.js';
+
+export interface RedlockLockStoreOptions {
+  readonly keyPrefix: string;
+  /** How long one master's call may take before its outcome counts as unknown. */
+  readonly commandTimeoutMs: number;
+}
+
+/**
+ * Redlock over N independent Redis masters: every verb is the single-server Redis store's, sent to every
+ * master at once, and decided by a majority (redlock-grant.ts for grants, redlock-quorum.ts for the rest).
+ * What it promises and where it stops: docs/redlock.md.
+ */
+export class RedlockLockStore implements LockStore {
+  private readonly masters: RedlockMasterNode[];
+  private readonly layout: RedisKeyLayout;
+  private readonly inspection: RedlockInspection;
+  private readonly releases: RedlockReleaseWatch;
+  private readonly servers: string[];
+  private readonly quorum: number;
+
+  constructor(masters: readonly RedlockMaster[], options: RedlockLockStoreOptions) {
+    this.masters = masters.map((master) => RedlockMasterNode.open(master, options));
+    this.layout = new RedisKeyLayout(options.keyPrefix);
+    this.inspection = new RedlockInspection(this.masters, this.layout);
+    this.releases = new RedlockReleaseWatch(this.masters, options.commandTimeoutMs);
+    this.servers = this.masters.map((master) => master.server);
+    this.quorum = quorumOf(this.masters.length);
+  }
+
+  /** The masters' addresses (host:port), in the configured order. */
+  get masterServers(): readonly string[] {
+    return this.servers;
+  }
+
+  acquire(key: string, token: string, leaseMs: number, holder: string): Promise<AcquireResult> {
+    // Refused here, not by every master: N identical refusals would read as N masters down.
+    const problem = ownershipTokenProblem(token) ?? (token.includes(LOCK_VALUE_SEPARATOR) ? new TypeError(`An ownership token must not contain "${LOCK_VALUE_SEPARATOR}".`) : undefined);
+    if (problem) return Promise.reject(problem);
+    return acquireOnQuorum(this.masters, this.layout, { key, token, leaseMs, holder });
+  }
+
+  /**
+   * On every master; true when a majority released (or kept, with `keepMs`) it, false when a majority says
+   * the token no longer owns it, unknown (rejects) otherwise: a release some masters missed is not a loss.
+   */
+  async release(key: string, token: string, keepMs: number): Promise<boolean> {
+    const answers = await askEvery(this.masters, (master) => master.store.release(key, token, keepMs));
+    const released = answers.filter((answer) => answer.ok && answer.value).length;
+    const notOurs = answers.filter((answer) => answer.ok && !answer.value).length;
+    if (released >= this.quorum) return true;
+    if (notOurs >= this.quorum) return false;
+    throw quorumUnavailable('release', key, answers, this.servers);
+  }
+
+  /** One batch per master, all at once; each lease decided by vote (see {@link renewalByVote}). */
+  async renew(requests: readonly RenewRequest[]): Promise<RenewOutcome[]> {
+    if (requests.length === 0) return [];
+    const answers = await askEvery(this.masters, (master) => master.store.renew(requests));
+    return requests.map((_, i) =>
+      renewalByVote(
+        answers.map((answer) => (answer.ok ? answer.value[i]! : asError(answer.error))),
+        this.servers,
+      ),
+    );
+  }
+
+  onRelease(key: string, listener: () => void): Promise<() => void> {
+    return this.releases.listen(key, listener);
+  }
+
+  inspect(key: string): Promise<HeldLock | null> {
+    return this.inspection.inspect(key);
+  }
+
+  list(match = '*'): Promise<HeldLock[]> {
+    return this.inspection.list(match);
+  }
+
+  forceRelease(key: string, fencingToken?: number): Promise<ForceReleaseResult> {
+    return this.inspection.forceRelease(key, fencingToken);
+  }
+
+  /** Up while a majority answers: that is all a grant needs. */
+  async ping(): Promise<void> {
+    const answers = await askEvery(this.masters, (master) => master.store.ping());
+    if (answers.filter((answer) => answer.ok).length < this.quorum) throw quorumUnavailable('ping', '*', answers, this.servers);
+  }
+
+  async close(): Promise<void> {
+    await askEvery(this.masters, (master) => master.close());
+  }
+}
+
+function asError(error: unknown): Error {
+  if (error instanceof LockStoreUnavailableError && error.cause instanceof Error) return error.cause;
+  return error instanceof Error ? error : new Error(String(error));
+}
