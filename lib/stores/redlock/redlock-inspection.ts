@@ -22,8 +22,8 @@ interface MasterCopy {
 /**
  * What the runbook sees of a Redlock key: held when a majority of masters hold it under one token (a
  * minority's copies are an attempt that failed, or the remains of a lease that lapsed, and grant nobody).
- * The fencing token is the highest of those copies, which is the grant's (phase 2 wrote it on a majority;
- * a copy it missed carries its master's lower first-phase token); the TTL is the time until fewer than a
+ * The fencing token is the one a majority of those copies carry, the grant's (phase 2 wrote it on a
+ * majority; a copy it missed carries its master's own first-phase token); the TTL is the time until fewer than a
  * majority of them are left.
  */
 export class RedlockInspection {
@@ -84,7 +84,7 @@ export class RedlockInspection {
     }
     for (const [token, same] of byToken) {
       if (same.length < quorum) continue;
-      const fencingToken = Math.max(...same.map((copy) => copy.fencingToken));
+      const fencingToken = grantToken(same, quorum);
       const ttls = same.map((copy) => copy.ttlMs).sort((a, b) => b - a);
       const holder = same.find((copy) => copy.fencingToken === fencingToken)!.holder;
       return { token, lock: { key, fencingToken, holder, ttlMs: ttls[quorum - 1]! } };
@@ -107,4 +107,12 @@ async function readCopy(exec: Promise<[error: Error | null, result: unknown][] |
   const parsed = parseLockValue(value);
   if (!parsed || typeof ttl !== 'number' || ttl < 0) return null;
   return { token: parsed.token, fencingToken: parsed.fencingToken, holder: parsed.holder, ttlMs: ttl };
+}
+
+/** The token phase 2 wrote on a majority of the copies; failing that (a grant still being made), the highest. */
+function grantToken(copies: readonly MasterCopy[], quorum: number): number {
+  const counts = new Map<number, number>();
+  for (const { fencingToken } of copies) counts.set(fencingToken, (counts.get(fencingToken) ?? 0) + 1);
+  for (const [fencingToken, count] of counts) if (count >= quorum) return fencingToken;
+  return Math.max(...copies.map((copy) => copy.fencingToken));
 }

@@ -7,7 +7,7 @@ import { acquireOnQuorum } from './redlock-grant.js';
 import { RedlockInspection } from './redlock-inspection.js';
 import { RedlockMasterNode } from './redlock-master.js';
 import type { RedlockMaster } from './redlock-masters.option.js';
-import { askEvery, quorumOf, quorumUnavailable, renewalByVote } from './redlock-quorum.js';
+import { askEvery, askUntilDecided, countAnswers, quorumOf, quorumUnavailable, renewalByVote, type AnswersSoFar } from './redlock-quorum.js';
 import { RedlockReleaseWatch } from './redlock-release-watch.js';
 
 export interface RedlockLockStoreOptions {
@@ -55,9 +55,11 @@ export class RedlockLockStore implements LockStore {
    * the token no longer owns it, unknown (rejects) otherwise: a release some masters missed is not a loss.
    */
   async release(key: string, token: string, keepMs: number): Promise<boolean> {
-    const answers = await askEvery(this.masters, (master) => master.store.release(key, token, keepMs));
-    const released = answers.filter((answer) => answer.ok && answer.value).length;
-    const notOurs = answers.filter((answer) => answer.ok && !answer.value).length;
+    const decided = (answers: AnswersSoFar<boolean>): boolean =>
+      countAnswers(answers, (released) => released) >= this.quorum || countAnswers(answers, (released) => !released) >= this.quorum;
+    const answers = await askUntilDecided(this.masters, (master) => master.store.release(key, token, keepMs), decided);
+    const released = countAnswers(answers, (value) => value);
+    const notOurs = countAnswers(answers, (value) => !value);
     if (released >= this.quorum) return true;
     if (notOurs >= this.quorum) return false;
     throw quorumUnavailable('release', key, answers, this.servers);
@@ -66,13 +68,12 @@ export class RedlockLockStore implements LockStore {
   /** One batch per master, all at once; each lease decided by vote (see {@link renewalByVote}). */
   async renew(requests: readonly RenewRequest[]): Promise<RenewOutcome[]> {
     if (requests.length === 0) return [];
-    const answers = await askEvery(this.masters, (master) => master.store.renew(requests));
-    return requests.map((_, i) =>
-      renewalByVote(
-        answers.map((answer) => (answer.ok ? answer.value[i]! : asError(answer.error))),
-        this.servers,
-      ),
-    );
+    const votesOf = (answers: AnswersSoFar<RenewOutcome[]>, i: number): RenewOutcome[] =>
+      answers.map((answer) => (answer === undefined ? NO_ANSWER_YET : answer.ok ? answer.value[i]! : asError(answer.error)));
+    // Decided once every lease is: a majority renewed it, or a majority says it is not ours.
+    const decided = (answers: AnswersSoFar<RenewOutcome[]>): boolean => requests.every((_, i) => !(renewalByVote(votesOf(answers, i), this.servers) instanceof Error));
+    const answers = await askUntilDecided(this.masters, (master) => master.store.renew(requests), decided);
+    return requests.map((_, i) => renewalByVote(votesOf(answers, i), this.servers));
   }
 
   onRelease(key: string, listener: () => void): Promise<() => void> {
@@ -93,14 +94,17 @@ export class RedlockLockStore implements LockStore {
 
   /** Up while a majority answers: that is all a grant needs. */
   async ping(): Promise<void> {
-    const answers = await askEvery(this.masters, (master) => master.store.ping());
-    if (answers.filter((answer) => answer.ok).length < this.quorum) throw quorumUnavailable('ping', '*', answers, this.servers);
+    const answers = await askUntilDecided(this.masters, (master) => master.store.ping(), (so) => so.filter((answer) => answer?.ok).length >= this.quorum);
+    if (answers.filter((answer) => answer?.ok).length < this.quorum) throw quorumUnavailable('ping', '*', answers, this.servers);
   }
 
   async close(): Promise<void> {
     await askEvery(this.masters, (master) => master.close());
   }
 }
+
+/** A master's vote while it has not answered (only read once every lease is decided without it). */
+const NO_ANSWER_YET = new Error('no answer yet');
 
 function asError(error: unknown): Error {
   if (error instanceof LockStoreUnavailableError && error.cause instanceof Error) return error.cause;

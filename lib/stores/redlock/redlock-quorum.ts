@@ -25,10 +25,43 @@ export function askEvery<M, T>(masters: readonly M[], ask: (master: M, index: nu
   );
 }
 
+/** The answers so far: `undefined` where a master has not answered yet. */
+export type AnswersSoFar<T> = ReadonlyArray<MasterAnswer<T> | undefined>;
+
+/**
+ * Asks every master at once and resolves as soon as `decided` says the answers so far settle the
+ * question (or once all answered): a dead master's calls wait out its reconnect attempts, and the
+ * majority's answer must not wait for them. An answer that comes after is handed to `late`.
+ */
+export function askUntilDecided<M, T>(
+  masters: readonly M[],
+  ask: (master: M, index: number) => Promise<T>,
+  decided: (answers: AnswersSoFar<T>) => boolean,
+  late?: (answer: MasterAnswer<T>, index: number) => void,
+): Promise<AnswersSoFar<T>> {
+  const answers = new Array<MasterAnswer<T> | undefined>(masters.length);
+  let pending = masters.length;
+  let resolved = false;
+  return new Promise((resolve) => {
+    masters.forEach((master, index) => {
+      void askEvery([master], (each) => ask(each, index)).then(([answer]) => {
+        pending--;
+        if (resolved) return late?.(answer!, index);
+        answers[index] = answer;
+        if (pending === 0 || decided(answers)) {
+          resolved = true;
+          resolve([...answers]);
+        }
+      });
+    });
+  });
+}
+
 /** Masters that gave no answer, each by server and reason, for an error's cause. */
-export function describeFailures(answers: readonly MasterAnswer<unknown>[], servers: readonly string[]): string {
+export function describeFailures(answers: AnswersSoFar<unknown>, servers: readonly string[]): string {
   const failures: string[] = [];
   answers.forEach((answer, i) => {
+    if (!answer) return void failures.push(`${servers[i]}: no answer yet`);
     if (answer.ok) return;
     const error = answer.error;
     // A store error's cause already names the server and the reason; anything else gets the server added.
@@ -42,8 +75,8 @@ export function describeFailures(answers: readonly MasterAnswer<unknown>[], serv
  * Fails closed: `needed` masters had to answer and fewer did. The cause names every master that did not
  * and why (never a token: the per-master causes carry none).
  */
-export function quorumUnavailable(operation: string, key: string, answers: readonly MasterAnswer<unknown>[], servers: readonly string[]): LockStoreUnavailableError {
-  const failed = answers.filter((answer) => !answer.ok).length;
+export function quorumUnavailable(operation: string, key: string, answers: AnswersSoFar<unknown>, servers: readonly string[]): LockStoreUnavailableError {
+  const failed = answers.filter((answer) => !answer?.ok).length;
   const cause = new Error(
     `${failed} of ${answers.length} Redlock masters did not answer, and a majority (${quorumOf(answers.length)}) must: ${describeFailures(answers, servers)}`,
   );
@@ -83,4 +116,16 @@ export function ttlUntilQuorumFree(denials: readonly number[], masters: number):
   const sorted = [...denials].sort((a, b) => a - b);
   const within = sorted.slice(0, mustExpire);
   return within.some((ttl) => ttl < 0) ? -1 : within[mustExpire - 1]!;
+}
+
+/** How many of the answers so far are values for which `test` holds. */
+export function countAnswers<T>(answers: AnswersSoFar<T>, test: (value: T) => boolean): number {
+  let count = 0;
+  for (const answer of answers) if (answer?.ok && test(answer.value)) count++;
+  return count;
+}
+
+/** How many masters answered with an error so far. */
+export function countFailures(answers: AnswersSoFar<unknown>): number {
+  return answers.filter((answer) => answer !== undefined && !answer.ok).length;
 }

@@ -1,6 +1,6 @@
 import { LockStoreUnavailableError } from '../../errors/lock-store-unavailable.error.js';
 import type { RedlockMasterNode } from './redlock-master.js';
-import { askEvery, quorumOf, quorumUnavailable } from './redlock-quorum.js';
+import { askUntilDecided, quorumOf, quorumUnavailable, type MasterAnswer } from './redlock-quorum.js';
 
 /**
  * Release notifications from the masters: the listener is subscribed on every master (each through its
@@ -21,12 +21,28 @@ export class RedlockReleaseWatch {
 
   async listen(key: string, listener: () => void): Promise<() => void> {
     const hear = oncePerRelease(this.masters.length, listener);
-    const answers = await askEvery(this.masters, (master, i) => this.subscribeWithin(master, key, () => hear(i)));
-    const stops = answers.flatMap((answer) => (answer.ok ? [answer.value] : []));
-    const stop = (): void => {
-      for (const each of stops) each();
+    const quorum = quorumOf(this.masters.length);
+    let stopped = false;
+    const stops: Array<() => void> = [];
+    // A master that subscribes after the majority did still listens (it may be the one a release reaches
+    // first), unless the listener stopped meanwhile.
+    const late = (answer: MasterAnswer<() => void>): void => {
+      if (!answer.ok) return;
+      if (stopped) answer.value();
+      else stops.push(answer.value);
     };
-    if (stops.length >= quorumOf(this.masters.length)) return stop;
+    const answers = await askUntilDecided(
+      this.masters,
+      (master, i) => this.subscribeWithin(master, key, () => hear(i)),
+      (so) => so.filter((answer) => answer?.ok).length >= quorum,
+      late,
+    );
+    for (const answer of answers) if (answer?.ok) stops.push(answer.value);
+    const stop = (): void => {
+      stopped = true;
+      for (const each of stops.splice(0)) each();
+    };
+    if (stops.length >= quorum) return stop;
     stop();
     throw quorumUnavailable('subscribe', key, answers, this.servers);
   }
