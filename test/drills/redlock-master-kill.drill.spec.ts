@@ -2,7 +2,7 @@ import type { Lease } from '../../lib/index';
 import { createLockApp, type LockApp } from '../support/lock-app';
 import { testPrefix } from '../support/test-prefix';
 import { RedlockMasters } from '../stores/redlock-test-support';
-import { until } from '../stores/zookeeper-test-support';
+import { waitFor } from '../../scripts/servers/server-probes';
 import { DrillTimeline } from './drill-timeline';
 import { expectServedThrough, handOffRounds } from './hand-offs';
 
@@ -49,7 +49,7 @@ describe('drill: one of three Redlock masters is killed while a lock is held and
     await inside;
     const waiting = b.locks.withLock('ledger', { waitMs: 60_000 }, (lease) => timeline.section('b', lease, async () => undefined));
     // The waiter was turned away and subscribed: it marked the holder's value as waited for ('w').
-    await until(async () => (await masters.ask(0, (redis) => redis.get(`${prefix}ledger`)))?.startsWith('w') === true, 'b waits for the release');
+    await waitFor('b to wait for the release', async () => (await masters.ask(0, (redis) => redis.get(`${prefix}ledger`)))?.startsWith('w') === true);
 
     const renewedAfterKill = a.next('renewed', (event) => event.key === 'ledger');
     const kill = timeline.marker('SIGKILL master 0');

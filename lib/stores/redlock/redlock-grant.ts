@@ -48,11 +48,26 @@ export async function acquireOnQuorum(masters: readonly RedlockMasterNode[], lay
   const n = masters.length;
   const quorum = quorumOf(n);
   const servers = masters.map((master) => master.server);
-  let granted = false;
-  // A master that grants after the attempt was decided: kept if the attempt is a grant (ours, released with
-  // it), given back otherwise.
+  const lockKey = layout.lockKey(key);
+  const fenceKey = layout.fenceKey(lockKey);
+  // A master that grants after phase 1 was decided: its copy is kept while the attempt may still be a
+  // grant (ours, released with it; a holder with more copies survives more crashes) and gets the grant's
+  // token once there is one (its own first-phase token may be higher, and must never be shown as the
+  // grant's); it is given back once the attempt failed.
+  let outcome: 'pending' | 'granted' | 'failed' = 'pending';
+  let fencingToken = 0;
+  const lateCopies: RedlockMasterNode[] = [];
+  const writeToken = (master: RedlockMasterNode): Promise<boolean> =>
+    master.commands.runScript('acquire', key, QUORUM_FENCE_SCRIPT, { lockKey, fenceKey, token, fencingToken });
   const lateGrant = (answer: MasterAnswer<AcquireResult>, i: number): void => {
-    if (answer.ok && answer.value.acquired && !granted) void giveBack([masters[i]!], key, token);
+    if (!answer.ok || !answer.value.acquired) return;
+    if (outcome === 'failed') void giveBack([masters[i]!], key, token);
+    else if (outcome === 'granted') writeToken(masters[i]!).catch(ignore);
+    else lateCopies.push(masters[i]!);
+  };
+  const fail = (got: readonly RedlockMasterNode[]): Promise<void> => {
+    outcome = 'failed';
+    return giveBack([...got, ...lateCopies], key, token);
   };
   const firstPhase = await askUntilDecided(
     masters,
@@ -66,17 +81,15 @@ export async function acquireOnQuorum(masters: readonly RedlockMasterNode[], lay
   );
   const grants = firstPhase.flatMap((answer, i) => (answer?.ok && answer.value.acquired ? [{ master: masters[i]!, fencingToken: answer.value.fencingToken }] : []));
   if (grants.length < quorum) {
-    await giveBack(grants.map(({ master }) => master), key, token);
+    await fail(grants.map(({ master }) => master));
     // Too many silent masters to tell held from free: fail closed, never guess.
     if (countFailures(firstPhase) > n - quorum) throw quorumUnavailable('acquire', key, firstPhase, servers);
     return { acquired: false, ttlMs: ttlUntilQuorumFree(denials(firstPhase), n) };
   }
-  const fencingToken = Math.max(...grants.map((grant) => grant.fencingToken));
-  const lockKey = layout.lockKey(key);
-  const fenceKey = layout.fenceKey(lockKey);
+  fencingToken = Math.max(...grants.map((grant) => grant.fencingToken));
   const secondPhase = await askUntilDecided(
     grants,
-    ({ master }) => master.commands.runScript('acquire', key, QUORUM_FENCE_SCRIPT, { lockKey, fenceKey, token, fencingToken }),
+    ({ master }) => writeToken(master),
     (answers) => {
       const written = countAnswers(answers, (value) => value);
       return written >= quorum || answers.filter((answer) => answer !== undefined).length - written > grants.length - quorum;
@@ -86,10 +99,11 @@ export async function acquireOnQuorum(masters: readonly RedlockMasterNode[], lay
   const elapsedMs = Date.now() - startedAt;
   const validityMs = leaseMs - elapsedMs - clockDriftMs(leaseMs);
   if (confirmed >= quorum && validityMs > 0) {
-    granted = true;
+    outcome = 'granted';
+    for (const master of lateCopies) writeToken(master).catch(ignore);
     return { acquired: true, fencingToken } satisfies LockGranted;
   }
-  await giveBack(grants.map(({ master }) => master), key, token);
+  await fail(grants.map(({ master }) => master));
   const why =
     confirmed < quorum
       ? `a majority granted the key, but only ${confirmed} of ${grants.length} kept it until its fencing token was written (a lease of ${leaseMs} ms shorter than a round trip?)`
@@ -105,3 +119,5 @@ async function giveBack(masters: readonly RedlockMasterNode[], key: string, toke
 function denials(answers: AnswersSoFar<AcquireResult>): number[] {
   return answers.flatMap((answer) => (answer?.ok && !answer.value.acquired ? [answer.value.ttlMs] : []));
 }
+
+function ignore(): void {}
