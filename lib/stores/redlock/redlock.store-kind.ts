@@ -1,3 +1,5 @@
+import { LockConfigError } from '../../errors/lock-config.error.js';
+import { redactOptionValue } from '../../support/redact-option-value.js';
 import { refuseForeignConnection, type LockStoreKindDefinition } from '../lock-store-kind.interface.js';
 import { RedlockLockStore } from './redlock-lock.store.js';
 import { assertRedlockOption, type RedlockConnectionOption } from './redlock-masters.option.js';
@@ -29,7 +31,15 @@ export const redlockStoreKind: LockStoreKindDefinition<'redlock', RedlockConnect
     flag: 'redlock',
     env: 'REDLOCK_MASTERS',
     address: '<redis:// URL>,<redis:// URL>,<redis:// URL> (every master)',
-    checkAddress: (address) => assertRedlockOption({ masters: address.split(',') }),
+    // Refused as a whole, masked: any entry may carry a password.
+    checkAddress: (address) => {
+      try {
+        assertRedlockOption({ masters: address.split(',') });
+      } catch (error) {
+        if (!(error instanceof LockConfigError)) throw error;
+        throw new LockConfigError('--redlock', redactOptionValue(address), `redis:// URLs of an odd number (3 or more) of distinct masters, separated by commas (${error.message})`);
+      }
+    },
     open: async (address, { keyPrefix, commandTimeoutMs }) => new RedlockLockStore(address.split(','), { keyPrefix, commandTimeoutMs }),
   },
 };
