@@ -8,6 +8,7 @@ import {
   askUntilDecided,
   countAnswers,
   countFailures,
+  describeFailures,
   quorumOf,
   quorumUnavailable,
   ttlUntilQuorumFree,
@@ -72,11 +73,9 @@ export async function acquireOnQuorum(masters: readonly RedlockMasterNode[], lay
   const firstPhase = await askUntilDecided(
     masters,
     (master) => master.store.acquire(key, token, leaseMs, holder),
-    (answers) => {
-      const yes = countAnswers(answers, (result) => result.acquired);
-      const no = answers.filter((answer) => answer !== undefined).length - yes;
-      return yes >= quorum || no > n - quorum;
-    },
+    // Early only on answers that say something: a majority granted, or enough denials that no majority can.
+    // An error never decides: whether the key is held or the store is unavailable depends on the others.
+    (answers) => countAnswers(answers, (result) => result.acquired) >= quorum || countAnswers(answers, (result) => !result.acquired) > n - quorum,
     lateGrant,
   );
   const grants = firstPhase.flatMap((answer, i) => (answer?.ok && answer.value.acquired ? [{ master: masters[i]!, fencingToken: answer.value.fencingToken }] : []));
@@ -104,9 +103,10 @@ export async function acquireOnQuorum(masters: readonly RedlockMasterNode[], lay
     return { acquired: true, fencingToken } satisfies LockGranted;
   }
   await fail(grants.map(({ master }) => master));
+  const silent = countFailures(secondPhase) > 0 ? `; ${describeFailures(secondPhase, grants.map(({ master }) => master.server))}` : '';
   const why =
     confirmed < quorum
-      ? `a majority granted the key, but only ${confirmed} of ${grants.length} kept it until its fencing token was written (a lease of ${leaseMs} ms shorter than a round trip?)`
+      ? `a majority granted the key, but only ${confirmed} of ${grants.length} confirmed its fencing token${silent || ` (the others no longer held it: a lease of ${leaseMs} ms shorter than the round trips?)`}`
       : `a majority granted the key after ${elapsedMs} ms, past the lease's validity (${leaseMs} ms less the drift allowance)`;
   throw new LockStoreUnavailableError('acquire', key, { cause: new Error(`${why}; what it got was given back`) });
 }
