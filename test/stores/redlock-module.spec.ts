@@ -1,3 +1,4 @@
+import { Redis } from 'ioredis';
 import { LockConfigError, type LockModuleOptions } from '../../lib/index';
 import { createLockApp } from '../support/lock-app';
 import { moduleStartError } from '../support/module-start';
@@ -46,6 +47,20 @@ describe("store: 'redlock' in the module", () => {
       for (let i = 0; i < 3; i++) expect(await masters.ask(i, (redis) => redis.exists(`${prefix}invoice:1`))).toBe(0);
     } finally {
       await app.close();
+      await masters.stop();
+    }
+  });
+
+  it('takes ioredis clients as masters (as the libraries it replaces do) and leaves them open at shutdown', async () => {
+    const masters = await RedlockMasters.start(3);
+    const clients = masters.urls.map((each) => new Redis(each));
+    try {
+      const app = await createLockApp({ store: 'redlock', redlock: { masters: clients }, keyPrefix: testPrefix(__filename) });
+      expect(await app.locks.withLock('invoice:2', async (lease) => lease.fencingToken)).toBeGreaterThan(0);
+      await app.close();
+      expect(await Promise.all(clients.map((client) => client.ping()))).toEqual(['PONG', 'PONG', 'PONG']);
+    } finally {
+      for (const client of clients) client.disconnect();
       await masters.stop();
     }
   });
