@@ -1,8 +1,9 @@
-import { LeaseLostError, LockStoreUnavailableError, type Lease } from '../../lib/index';
+import { LeaseLostError, LockStoreUnavailableError } from '../../lib/index';
 import { createLockApp, type LockApp } from '../support/lock-app';
 import { testPrefix } from '../support/test-prefix';
 import { RedlockMasters } from '../stores/redlock-test-support';
 import { DrillTimeline } from './drill-timeline';
+import { holdUntilLost } from './held-until-lost';
 
 const LEASE_MS = 3_000;
 
@@ -37,18 +38,7 @@ describe('drill: two of three Redlock masters are killed while a lock is held', 
     timeline.follow('holder', holder);
     timeline.follow('other', other);
 
-    let entered!: (lease: Lease) => void;
-    const inside = new Promise<Lease>((resolve) => (entered = resolve));
-    const holding = holder.locks
-      .withLock('ledger', (lease) =>
-        timeline.section('holder', lease, async () => {
-          entered(lease);
-          await new Promise((resolve) => lease.signal.addEventListener('abort', resolve, { once: true }));
-        }),
-      )
-      .catch((error: unknown) => error);
-    const oldLease = await inside;
-    const lost = holder.next('lost', (event) => event.key === 'ledger');
+    const { lease: oldLease, holding, lost } = await holdUntilLost(holder, timeline, 'holder', 'ledger');
 
     const outage = timeline.marker('SIGKILL masters 1 and 2: no majority');
     await Promise.all([masters.kill(1), masters.kill(2)]);

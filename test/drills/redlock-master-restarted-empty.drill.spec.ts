@@ -1,8 +1,9 @@
-import { LeaseLostError, type Lease } from '../../lib/index';
+import { LeaseLostError } from '../../lib/index';
 import { createLockApp, type LockApp } from '../support/lock-app';
 import { testPrefix } from '../support/test-prefix';
 import { RedlockMasters } from '../stores/redlock-test-support';
 import { DrillTimeline } from './drill-timeline';
+import { holdUntilLost } from './held-until-lost';
 
 /**
  * Drill "a master restarts empty while a lock is held" (the published critique of Redlock: a master without
@@ -38,18 +39,7 @@ describe('drill: a Redlock master restarts empty while a lock is held', () => {
     timeline.follow('holder', holder);
     timeline.follow('other', other);
 
-    let entered!: (lease: Lease) => void;
-    const inside = new Promise<Lease>((resolve) => (entered = resolve));
-    const holding = holder.locks
-      .withLock('ledger', (lease) =>
-        timeline.section('holder', lease, async () => {
-          entered(lease);
-          await new Promise((resolve) => lease.signal.addEventListener('abort', resolve, { once: true }));
-        }),
-      )
-      .catch((error: unknown) => error);
-    const oldLease = await inside;
-    const lost = holder.next('lost', (event) => event.key === 'ledger');
+    const { lease: oldLease, holding, lost } = await holdUntilLost(holder, timeline, 'holder', 'ledger');
 
     timeline.marker('masters 2, then 0, crash and come back empty');
     await masters.restartEmpty(2);
