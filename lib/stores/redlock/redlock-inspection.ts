@@ -1,22 +1,14 @@
 import { LockStoreUnavailableError } from '../../errors/lock-store-unavailable.error.js';
 import type { ForceReleaseResult, HeldLock } from '../lock-store.interface.js';
 import type { RedisKeyLayout } from '../redis/redis-key-layout.js';
-import { parseLockValue } from '../redis/scripts/lock-value.js';
 import type { RedlockMasterNode } from './redlock-master.js';
 import { askEvery, quorumOf, quorumUnavailable } from './redlock-quorum.js';
+import { LOCK_COPY_SCRIPT, type LockCopy } from './scripts/lock-copy.script.js';
 
 /** A lock as the quorum holds it: the token a majority of masters hold the key under. */
 interface QuorumHold {
   readonly lock: HeldLock;
   readonly token: string;
-}
-
-/** One master's copy of a lock key: its value's fields and its TTL. */
-interface MasterCopy {
-  readonly token: string;
-  readonly fencingToken: number;
-  readonly holder: string;
-  readonly ttlMs: number;
 }
 
 /**
@@ -73,9 +65,9 @@ export class RedlockInspection {
 
   private async hold(key: string, operation: string): Promise<QuorumHold | null> {
     const lockKey = this.layout.lockKey(key);
-    const copies = await askEvery(this.masters, (master) => master.commands.run(operation, key, lockKey, (client) => readCopy(client.multi().get(lockKey).pttl(lockKey).exec())));
+    const copies = await askEvery(this.masters, (master) => master.commands.runScript(operation, key, LOCK_COPY_SCRIPT, { lockKey }));
     const quorum = quorumOf(this.masters.length);
-    const byToken = new Map<string, MasterCopy[]>();
+    const byToken = new Map<string, LockCopy[]>();
     for (const answer of copies) {
       if (!answer.ok || !answer.value) continue;
       const same = byToken.get(answer.value.token) ?? [];
@@ -97,20 +89,8 @@ export class RedlockInspection {
   }
 }
 
-/** GET and PTTL in one MULTI: one consistent snapshot of a master's copy, or null for none of ours. */
-async function readCopy(exec: Promise<[error: Error | null, result: unknown][] | null>): Promise<MasterCopy | null> {
-  const replies = await exec;
-  if (!replies) return null;
-  const [[getError, value], [, ttl]] = replies as [[Error | null, unknown], [Error | null, unknown]];
-  // WRONGTYPE: a value of another kind (an earlier version's hash, foreign data) is nobody's Redlock grant.
-  if (getError || typeof value !== 'string') return null;
-  const parsed = parseLockValue(value);
-  if (!parsed || typeof ttl !== 'number' || ttl < 0) return null;
-  return { token: parsed.token, fencingToken: parsed.fencingToken, holder: parsed.holder, ttlMs: ttl };
-}
-
 /** The token phase 2 wrote on a majority of the copies; failing that (a grant still being made), the highest. */
-function grantToken(copies: readonly MasterCopy[], quorum: number): number {
+function grantToken(copies: readonly LockCopy[], quorum: number): number {
   const counts = new Map<number, number>();
   for (const { fencingToken } of copies) counts.set(fencingToken, (counts.get(fencingToken) ?? 0) + 1);
   for (const [fencingToken, count] of counts) if (count >= quorum) return fencingToken;
