@@ -100,6 +100,17 @@ describe('runbook CLI on the Redlock store', () => {
 
   it('lists and force-releases through --redlock', () => runbookSession(app, ['--redlock', masters.urls.join(',')], prefix));
 
+  it('says under which prefix the locks are when a --redlock listing under another finds none', async () => {
+    const lease = await app.locks.acquire('invoice:8');
+    try {
+      const listed = await cli(['list', '--redlock', masters.urls.join(','), '--prefix', 'lock:']);
+      expect(listed).toMatchObject({ code: 0 });
+      expect(listed.stdout.trim()).toBe(`no held locks under 'lock:'; 1 held under '${prefix}' — did you mean --prefix ${prefix}?`);
+    } finally {
+      await lease.release();
+    }
+  });
+
   it('refuses a --redlock address with an even count of masters before connecting, without printing it', async () => {
     const refused = await cli(['list', '*', '--redlock', masters.urls.slice(0, 2).join(','), '--prefix', prefix]);
     expect(refused.code).not.toBe(0);

@@ -1,5 +1,14 @@
 import { LockStoreUnavailableError } from '../../errors/lock-store-unavailable.error.js';
-import type { AcquireResult, ForceReleaseResult, HeldLock, LockStore, RenewOutcome, RenewRequest } from '../lock-store.interface.js';
+import type {
+  AcquireResult,
+  ForceReleaseResult,
+  HeldLock,
+  LockStore,
+  PrefixSurvey,
+  PrefixSurveyLimits,
+  RenewOutcome,
+  RenewRequest,
+} from '../lock-store.interface.js';
 import { ownershipTokenProblem } from '../ownership-token.js';
 import { RedisKeyLayout } from '../redis/redis-key-layout.js';
 import { LOCK_VALUE_SEPARATOR } from '../redis/scripts/lock-value.js';
@@ -86,6 +95,29 @@ export class RedlockLockStore implements LockStore {
 
   list(match = '*'): Promise<HeldLock[]> {
     return this.inspection.list(match);
+  }
+
+  /**
+   * Each master's bounded survey (counts only, never a token), merged: a prefix counts what the master that
+   * holds most of its locks counts (a held lock has a copy on a majority, so each master sees most of them),
+   * complete only when every master answered and finished its walk.
+   */
+  async heldUnderOtherPrefixes(limits?: PrefixSurveyLimits): Promise<PrefixSurvey> {
+    const answers = await askEvery(this.masters, (master) => master.store.heldUnderOtherPrefixes(limits));
+    if (answers.filter((answer) => answer.ok).length < this.quorum) throw quorumUnavailable('list', '*', answers, this.servers);
+    const held = new Map<string, number>();
+    let complete = true;
+    for (const answer of answers) {
+      if (!answer.ok) {
+        complete = false;
+        continue;
+      }
+      complete &&= answer.value.complete;
+      for (const { prefix, held: count } of answer.value.prefixes) held.set(prefix, Math.max(held.get(prefix) ?? 0, count));
+    }
+    const prefixes = [...held].map(([prefix, count]) => ({ prefix, held: count }));
+    prefixes.sort((a, b) => b.held - a.held || (a.prefix < b.prefix ? -1 : 1));
+    return { prefixes, complete };
   }
 
   forceRelease(key: string, fencingToken?: number): Promise<ForceReleaseResult> {
