@@ -1,10 +1,9 @@
-import type { Lease } from '../../lib/index';
 import { createLockApp, type LockApp } from '../support/lock-app';
 import { testPrefix } from '../support/test-prefix';
 import { RedlockMasters } from '../stores/redlock-test-support';
 import { waitFor } from '../../scripts/servers/server-probes';
 import { DrillTimeline } from './drill-timeline';
-import { expectServedThrough, handOffRounds } from './hand-offs';
+import { expectServedThrough, handOffRounds, heldAndWaitedFor } from './hand-offs';
 
 const APPS = ['a', 'b', 'c'] as const;
 const HAND_OFFS_PER_APP = 5;
@@ -34,20 +33,8 @@ describe('drill: one of three Redlock masters is killed while a lock is held and
   it('renews the held lease on the survivors, serves the waiter, and goes on handing the lock over on 2 of 3', async () => {
     const timeline = new DrillTimeline();
     for (const [name, app] of apps) timeline.follow(name, app);
-    const [a, b] = [apps.get('a')!, apps.get('b')!];
-
-    let leave!: () => void;
-    const leaving = new Promise<void>((resolve) => (leave = resolve));
-    let entered!: (lease: Lease) => void;
-    const inside = new Promise<Lease>((resolve) => (entered = resolve));
-    const holding = a.locks.withLock('ledger', (lease) =>
-      timeline.section('a', lease, async () => {
-        entered(lease);
-        await leaving;
-      }),
-    );
-    await inside;
-    const waiting = b.locks.withLock('ledger', { waitMs: 60_000 }, (lease) => timeline.section('b', lease, async () => undefined));
+    const a = apps.get('a')!;
+    const { leave, done } = await heldAndWaitedFor(apps, timeline, 'ledger');
     // The waiter was turned away and subscribed: it marked the holder's value as waited for ('w').
     await waitFor('b to wait for the release', async () => (await masters.ask(0, (redis) => redis.get(`${prefix}ledger`)))?.startsWith('w') === true);
 
@@ -57,8 +44,7 @@ describe('drill: one of three Redlock masters is killed while a lock is held and
     await renewedAfterKill;
     timeline.marker('the holder renewed on masters 1 and 2');
     leave();
-    await holding;
-    await waiting;
+    await done;
 
     await handOffRounds(apps, timeline, 'ledger', HAND_OFFS_PER_APP);
     expectServedThrough(timeline, 'ledger', kill, 'b', 1 + APPS.length * HAND_OFFS_PER_APP);
