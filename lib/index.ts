@@ -42,6 +42,7 @@ export { postgresLockMigration } from './stores/postgres/postgres-lock.migration
 export { assertLeaseHeld, type LeaseCheckQueryable } from './stores/postgres/postgres-lease.check.js';
 export type { EtcdClientLike, EtcdClientOptions, EtcdConnectionOption } from './stores/etcd/etcd-connection-option.js';
 export type { ZookeeperConnectionOption } from './stores/zookeeper/zookeeper-connection-option.js';
+export type { RedlockConnectionOption, RedlockMaster } from './stores/redlock/redlock-masters.option.js';
 export { MAX_LOCK_KEY_BYTES } from './keys/lock-key.js';
 export { LockEvents } from './events/lock-events.js';
 export {

@@ -7,14 +7,15 @@ export type { LockStoreKind } from '../stores/registry/lock-store-registry.js';
 
 /**
  * Options of `DistributedLockModule.forRoot` / `forRootAsync`. Durations are milliseconds. The options of
- * each store (its connection: `redis`, `postgres`, `etcd`, `zookeeper`; Redis' `replicas`, `fair`, `shardedPubSub`) are
+ * each store (its connection: `redis`, `postgres`, `etcd`, `zookeeper`, `redlock`; Redis' `replicas`, `fair`, `shardedPubSub`) are
  * declared by the store's kind (see stores/registry/).
  */
 export interface LockModuleOptions extends StoreModuleOptions {
   /**
    * Where leases live: `'redis'` (see `redis`); `'postgres'`, a lease table (see `postgres`); `'etcd'`, an
    * etcd cluster (consensus: unavailable rather than two holders; see `etcd`); `'zookeeper'`, a ZooKeeper
-   * ensemble (the same, with the session as the lease; see `zookeeper`); `'memory'`, this process
+   * ensemble (the same, with the session as the lease; see `zookeeper`); `'redlock'`, a majority of
+   * independent Redis masters (see `redlock` and docs/redlock.md); `'memory'`, this process
    * only (its namespace is the process and `keyPrefix`), for tests and single-instance apps. A `LockStore`
    * instance is used as it is, and closed at shutdown.
    * @default 'redis'

@@ -17,6 +17,7 @@ const DOC_PAGES = new Map([
   ['docs/fencing.md', 'fencing'],
   ['docs/health.md', 'health'],
   ['docs/observability.md', 'observability'],
+  ['docs/redlock.md', 'redlock'],
   ['docs/stores.md', 'stores'],
   ['docs/testing.md', 'testing'],
   ['docs/zookeeper.md', 'zookeeper'],

@@ -1,11 +1,10 @@
 import type { Etcd3 } from 'etcd3';
-import type { Lease } from '../../lib/index';
 import { startEtcdCluster, type EtcdCluster } from '../../scripts/servers/etcd-server';
 import { createLockApp, type LockApp } from '../support/lock-app';
 import { testPrefix } from '../support/test-prefix';
 import { openObserver, queueOf, until } from '../stores/etcd-test-support';
 import { DrillTimeline } from './drill-timeline';
-import { expectServedThrough, handOffRounds } from './hand-offs';
+import { expectServedThrough, handOffRounds, heldAndWaitedFor } from './hand-offs';
 
 const APPS = ['a', 'b', 'c'] as const;
 const HAND_OFFS_PER_APP = 5;
@@ -40,20 +39,8 @@ describe('drill: the etcd leader is killed while a lock is held and waited for',
   it('keeps the held lease renewed through the other members, serves the waiter, and never has two holders', async () => {
     const timeline = new DrillTimeline();
     for (const [name, app] of apps) timeline.follow(name, app);
-    const [a, b] = [apps.get('a')!, apps.get('b')!];
-
-    let leave!: () => void;
-    const leaving = new Promise<void>((resolve) => (leave = resolve));
-    let entered!: (lease: Lease) => void;
-    const inside = new Promise<Lease>((resolve) => (entered = resolve));
-    const holding = a.locks.withLock('ledger', (lease) =>
-      timeline.section('a', lease, async () => {
-        entered(lease);
-        await leaving;
-      }),
-    );
-    await inside;
-    const waiting = b.locks.withLock('ledger', { waitMs: 60_000 }, (lease) => timeline.section('b', lease, async () => undefined));
+    const a = apps.get('a')!;
+    const { leave, done } = await heldAndWaitedFor(apps, timeline, 'ledger');
     await until(async () => (await queueOf(observer, prefix, 'ledger')).length === 2, 'b waits in the queue');
 
     const leader = await cluster.leader();
@@ -63,8 +50,7 @@ describe('drill: the etcd leader is killed while a lock is held and waited for',
     await renewedAfterKill;
     timeline.marker('the holder renewed through the surviving members');
     leave();
-    await holding;
-    await waiting;
+    await done;
 
     await handOffRounds(apps, timeline, 'ledger', HAND_OFFS_PER_APP);
     expectServedThrough(timeline, 'ledger', kill, 'b', 1 + APPS.length * HAND_OFFS_PER_APP);

@@ -1,3 +1,4 @@
+import type { Lease } from '../../lib/index';
 import type { LockApp } from '../support/lock-app';
 import type { DrillTimeline, TimelineEntry } from './drill-timeline';
 
@@ -28,4 +29,26 @@ export function expectServedThrough(timeline: DrillTimeline, key: string, fault:
   const entered = afterFault.filter((entry) => entry.kind === 'enter');
   expect(entered.map((entry) => entry.app).slice(0, 1)).toEqual([first]);
   expect(entered).toHaveLength(sections);
+}
+
+/**
+ * The moment a leader- or master-failure drill injects its fault at: `holder` ('a') in its section of
+ * `key` until `leave()` is called, `waiter` ('b') waiting for the key; `done` settles once both sections
+ * ran. The drill then makes sure the waiter is really waiting (store-specific) before the fault.
+ */
+export async function heldAndWaitedFor(apps: ReadonlyMap<string, LockApp>, timeline: DrillTimeline, key: string): Promise<{ lease: Lease; leave: () => void; done: Promise<unknown> }> {
+  const [a, b] = [apps.get('a')!, apps.get('b')!];
+  let leave!: () => void;
+  const leaving = new Promise<void>((resolve) => (leave = resolve));
+  let entered!: (lease: Lease) => void;
+  const inside = new Promise<Lease>((resolve) => (entered = resolve));
+  const holding = a.locks.withLock(key, (lease) =>
+    timeline.section('a', lease, async () => {
+      entered(lease);
+      await leaving;
+    }),
+  );
+  const lease = await inside;
+  const waiting = b.locks.withLock(key, { waitMs: 60_000 }, (granted) => timeline.section('b', granted, async () => undefined));
+  return { lease, leave, done: Promise.all([holding, waiting]) };
 }

@@ -1,11 +1,10 @@
-import type { Lease } from '../../lib/index';
 import type { ZookeeperClient } from '../../lib/stores/zookeeper/zookeeper-client.interface';
 import { startZookeeperEnsemble, type ZookeeperEnsemble } from '../../scripts/servers/zookeeper-server';
 import { createLockApp, type LockApp } from '../support/lock-app';
 import { testPrefix } from '../support/test-prefix';
 import { openObserver, queueOf, until } from '../stores/zookeeper-test-support';
 import { DrillTimeline } from './drill-timeline';
-import { expectServedThrough, handOffRounds } from './hand-offs';
+import { expectServedThrough, handOffRounds, heldAndWaitedFor } from './hand-offs';
 
 const APPS = ['a', 'b', 'c'] as const;
 const HAND_OFFS_PER_APP = 5;
@@ -41,20 +40,8 @@ describe('drill: the ZooKeeper leader is killed while a lock is held and waited 
   it('keeps the held lease renewed through the election, serves the waiter, and never has two holders', async () => {
     const timeline = new DrillTimeline();
     for (const [name, app] of apps) timeline.follow(name, app);
-    const [a, b] = [apps.get('a')!, apps.get('b')!];
-
-    let leave!: () => void;
-    const leaving = new Promise<void>((resolve) => (leave = resolve));
-    let entered!: (lease: Lease) => void;
-    const inside = new Promise<Lease>((resolve) => (entered = resolve));
-    const holding = a.locks.withLock('ledger', (lease) =>
-      timeline.section('a', lease, async () => {
-        entered(lease);
-        await leaving;
-      }),
-    );
-    await inside;
-    const waiting = b.locks.withLock('ledger', { waitMs: 60_000 }, (lease) => timeline.section('b', lease, async () => undefined));
+    const a = apps.get('a')!;
+    const { leave, done } = await heldAndWaitedFor(apps, timeline, 'ledger');
     await until(async () => (await queueOf(observer, prefix, 'ledger')).length === 2, 'b waits in the queue');
 
     const leader = await ensemble.leader();
@@ -64,8 +51,7 @@ describe('drill: the ZooKeeper leader is killed while a lock is held and waited 
     await renewedAfterKill;
     timeline.marker('the holder renewed after the election');
     leave();
-    await holding;
-    await waiting;
+    await done;
 
     await handOffRounds(apps, timeline, 'ledger', HAND_OFFS_PER_APP);
     expectServedThrough(timeline, 'ledger', kill, 'b', 1 + APPS.length * HAND_OFFS_PER_APP);

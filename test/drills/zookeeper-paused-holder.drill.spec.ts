@@ -1,9 +1,8 @@
-import { join } from 'node:path';
 import { startZookeeperEnsemble, type ZookeeperEnsemble } from '../../scripts/servers/zookeeper-server';
-import { exitOf, forkWorker, nextMessage } from '../support/child-process';
 import { createLockApp, type LockApp } from '../support/lock-app';
 import { RedisFencedResource } from '../support/redis-fenced-resource';
 import { redisUrl, testPrefix } from '../support/test-prefix';
+import { runPausedHolderDrill } from './paused-holder';
 
 const LEASE_MS = 2_000;
 
@@ -31,32 +30,13 @@ describe('drill: a ZooKeeper lock holder is paused (SIGSTOP) past its session', 
     await ensemble?.stop();
   });
 
-  it('hands the key on with a higher token, the paused holder learns by its own deadline, and its late write is refused', async () => {
-    const worker = forkWorker(join(__dirname, '../lease/workers/paused-holder.worker.ts'), [prefix, 'job', String(LEASE_MS), `${prefix}resource`], {
-      LOCK_TEST_STORE: 'zookeeper',
-      ZOOKEEPER_CONNECT: ensemble.connect,
-    });
-    try {
-      const { fencingToken: old } = await nextMessage<{ held: boolean; fencingToken: number }>(worker, (m) => m.held);
-      const verdict = nextMessage<{ lost: string; writeAccepted: boolean }>(worker, (m) => 'lost' in m);
-      worker.kill('SIGSTOP');
-      const pausedAt = Date.now();
-
-      const lease = await app.locks.acquire('job', { waitMs: 30 * LEASE_MS });
-      const handedOnMs = Date.now() - pausedAt;
-      expect(lease.fencingToken).toBeGreaterThan(old);
-      expect(await resource.write('write of the new holder', lease.fencingToken)).toBe(true);
-
-      worker.kill('SIGCONT');
-      const resumedAt = Date.now();
-      expect(await verdict).toEqual({ lost: 'expired', writeAccepted: false });
-      expect(await resource.read()).toEqual({ value: 'write of the new holder', token: lease.fencingToken });
-      expect(await exitOf(worker)).toBe(0);
-      console.log(`zookeeper paused-holder drill: session ${LEASE_MS} ms; next holder in ${handedOnMs} ms after the pause; the paused holder knew ${Date.now() - resumedAt} ms after it resumed`);
-      await lease.release();
-    } finally {
-      worker.kill('SIGCONT');
-      worker.kill('SIGKILL');
-    }
-  });
+  it('hands the key on with a higher token, the paused holder learns by its own deadline, and its late write is refused', () =>
+    runPausedHolderDrill({
+      store: 'zookeeper',
+      app,
+      workerEnv: { LOCK_TEST_STORE: 'zookeeper', ZOOKEEPER_CONNECT: ensemble.connect },
+      prefix,
+      leaseMs: LEASE_MS,
+      resource,
+    }));
 });

@@ -1,8 +1,9 @@
-import { LeaseLostError, LockStoreUnavailableError, type Lease } from '../../lib/index';
+import { LeaseLostError, LockStoreUnavailableError } from '../../lib/index';
 import { startZookeeperEnsemble, type ZookeeperEnsemble } from '../../scripts/servers/zookeeper-server';
 import { createLockApp, type LockApp } from '../support/lock-app';
 import { testPrefix } from '../support/test-prefix';
 import { DrillTimeline } from './drill-timeline';
+import { holdUntilLost } from './held-until-lost';
 
 const LEASE_MS = 4_000;
 
@@ -38,18 +39,7 @@ describe('drill: the ZooKeeper ensemble loses its quorum while a lock is held', 
     timeline.follow('holder', holder);
     timeline.follow('other', other);
 
-    let entered!: (lease: Lease) => void;
-    const inside = new Promise<Lease>((resolve) => (entered = resolve));
-    const holding = holder.locks
-      .withLock('ledger', (lease) =>
-        timeline.section('holder', lease, async () => {
-          entered(lease);
-          await new Promise((resolve) => lease.signal.addEventListener('abort', resolve, { once: true }));
-        }),
-      )
-      .catch((error: unknown) => error);
-    const oldLease = await inside;
-    const lost = holder.next('lost', (event) => event.key === 'ledger');
+    const { lease: oldLease, holding, lost } = await holdUntilLost(holder, timeline, 'holder', 'ledger');
 
     const [first, second] = ensemble.members.filter((member) => member.id !== 1);
     const outage = timeline.marker(`SIGKILL members ${first!.id} and ${second!.id}: no quorum`);

@@ -1,41 +1,11 @@
-import { Controller, Get, Module, type INestApplication } from '@nestjs/common';
-import { HealthCheck, HealthCheckService, TerminusModule } from '@nestjs/terminus';
-import { Test } from '@nestjs/testing';
+import type { INestApplication } from '@nestjs/common';
 import request from 'supertest';
 import { DistributedLockModule, LockService, type LockModuleOptions } from 'nestjs-distributed-lock';
 import { LockHealthIndicator } from 'nestjs-distributed-lock/health';
 import { LockTestingModule, LockTestKit } from 'nestjs-distributed-lock/testing';
 import { startRedisServer, type RedisServer } from '../../scripts/servers/redis-server';
+import { healthApp } from '../support/health-app';
 import { testPrefix } from '../support/test-prefix';
-
-@Controller('health')
-class HealthController {
-  constructor(
-    private readonly health: HealthCheckService,
-    private readonly lock: LockHealthIndicator,
-  ) {}
-
-  @Get()
-  @HealthCheck()
-  check() {
-    return this.health.check([() => this.lock.isHealthy('lock')]);
-  }
-}
-
-/** An app's health module, as the docs show it: terminus, the controller, and the indicator as a provider. */
-@Module({
-  imports: [TerminusModule.forRoot({ logger: false })],
-  controllers: [HealthController],
-  providers: [LockHealthIndicator],
-})
-class HealthModule {}
-
-async function healthApp(lockModule: ReturnType<typeof DistributedLockModule.forRoot>): Promise<INestApplication> {
-  const moduleRef = await Test.createTestingModule({ imports: [lockModule, HealthModule] }).compile();
-  const app = moduleRef.createNestApplication({ logger: false });
-  await app.init();
-  return app;
-}
 
 describe('LockHealthIndicator against a real redis-server', () => {
   let redis: RedisServer;

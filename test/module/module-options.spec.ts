@@ -39,6 +39,7 @@ describe('module configuration', () => {
     ['postgres', { postgres: 'postgres://app:secret@db/app' }],
     ['etcd', { etcd: 'http://etcd:2379' }],
     ['zookeeper', { zookeeper: 'zk-0:2181' }],
+    ['redlock', { redlock: { masters: ['redis://a:6379', 'redis://b:6379', 'redis://c:6379'] } }],
   ])('rejects a bad %s at startup with LockConfigError naming it', async (option, bad) => {
     const error = await moduleStartError({ redis: redisUrl(), ...bad } as LockModuleOptions);
     expect(error).toBeInstanceOf(LockConfigError);

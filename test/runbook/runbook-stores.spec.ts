@@ -1,13 +1,14 @@
 import { startEtcdCluster, type EtcdCluster } from '../../scripts/servers/etcd-server';
 import { startZookeeperEnsemble, type ZookeeperEnsemble } from '../../scripts/servers/zookeeper-server';
 import { openPostgresTestDatabase, type PostgresTestDatabase } from '../stores/postgres-test-database';
+import { RedlockMasters } from '../stores/redlock-test-support';
 import { createLockApp, type LockApp } from '../support/lock-app';
 import { runbookCli, type CliResult } from '../support/runbook-cli';
 import { testPrefix } from '../support/test-prefix';
 
 /** The CLI with no store variable in the environment: only the flag names the store. */
 function cli(args: string[]): Promise<CliResult> {
-  return runbookCli(args, { REDIS_URL: '', DATABASE_URL: '', ETCD_ENDPOINTS: '', ZOOKEEPER_CONNECT: '' });
+  return runbookCli(args, { REDIS_URL: '', DATABASE_URL: '', ETCD_ENDPOINTS: '', ZOOKEEPER_CONNECT: '', REDLOCK_MASTERS: '' });
 }
 
 /** The same runbook session on any store: list, refuse a stale force-release, force-release the grant seen. */
@@ -80,5 +81,40 @@ describe('runbook CLI on the ZooKeeper store', () => {
     const refused = await cli(['list', '*', '--zookeeper', 'http://127.0.0.1:2181', '--prefix', prefix]);
     expect(refused.code).not.toBe(0);
     expect(refused.stderr).toContain('--zookeeper');
+  });
+});
+
+describe('runbook CLI on the Redlock store', () => {
+  const prefix = testPrefix(__filename);
+  let masters: RedlockMasters;
+  let app: LockApp;
+
+  beforeAll(async () => {
+    masters = await RedlockMasters.start(3);
+    app = await createLockApp({ store: 'redlock', redlock: { masters: masters.urls }, keyPrefix: prefix, holder: 'pod-runbook', leaseMs: 10_000 });
+  });
+  afterAll(async () => {
+    await app?.close();
+    await masters?.stop();
+  });
+
+  it('lists and force-releases through --redlock', () => runbookSession(app, ['--redlock', masters.urls.join(',')], prefix));
+
+  it('says under which prefix the locks are when a --redlock listing under another finds none', async () => {
+    const lease = await app.locks.acquire('invoice:8');
+    try {
+      const listed = await cli(['list', '--redlock', masters.urls.join(','), '--prefix', 'lock:']);
+      expect(listed).toMatchObject({ code: 0 });
+      expect(listed.stdout.trim()).toBe(`no held locks under 'lock:'; 1 held under '${prefix}' — did you mean --prefix ${prefix}?`);
+    } finally {
+      await lease.release();
+    }
+  });
+
+  it('refuses a --redlock address with an even count of masters before connecting, without printing it', async () => {
+    const refused = await cli(['list', '*', '--redlock', masters.urls.slice(0, 2).join(','), '--prefix', prefix]);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain('--redlock');
+    expect(refused.stderr).not.toContain(masters.urls[0]!);
   });
 });

@@ -1,12 +1,5 @@
-import { join } from 'node:path';
-import { Redis } from 'ioredis';
 import { startZookeeperEnsemble, type ZookeeperEnsemble } from '../../scripts/servers/zookeeper-server';
-import { exitOf, forkWorker } from '../support/child-process';
-import { redisUrl, testPrefix } from '../support/test-prefix';
-
-const PROCESSES = 3;
-const LOOPS_PER_PROCESS = 2;
-const ITERATIONS = 25;
+import { expectExactIncrements } from './increment-workers';
 
 describe('mutual exclusion across processes on ZooKeeper', () => {
   let ensemble: ZookeeperEnsemble;
@@ -15,28 +8,12 @@ describe('mutual exclusion across processes on ZooKeeper', () => {
   });
   afterAll(() => ensemble.stop());
 
-  it('loses no increment when 3 processes do read-modify-write under one ZooKeeper lock, each write under a higher fencing token', async () => {
-    const prefix = testPrefix(__filename);
-    const counterKey = `${prefix}value`;
-    const redis = new Redis(redisUrl());
-    try {
-      const workers = Array.from({ length: PROCESSES }, () =>
-        forkWorker(
-          join(__dirname, '../lease/workers/increment.worker.ts'),
-          [prefix, counterKey, String(LOOPS_PER_PROCESS), String(ITERATIONS)],
-          { LOCK_TEST_STORE: 'zookeeper', ZOOKEEPER_CONNECT: ensemble.connect, LOCK_TEST_MODULE_OPTIONS: JSON.stringify({ leaseMs: 10_000 }) },
-        ),
-      );
-      expect(await Promise.all(workers.map(exitOf))).toEqual(workers.map(() => 0));
-      const total = PROCESSES * LOOPS_PER_PROCESS * ITERATIONS;
-      expect(Number(await redis.get(counterKey))).toBe(total);
-      // The history in write order: values 1..total, and every write under a greater token than the one before.
-      const history = (await redis.lrange(`${counterKey}:history`, 0, -1)).map((entry) => entry.split(':').map(Number) as [number, number]);
-      expect(history.map(([value]) => value)).toEqual(Array.from({ length: total }, (_, i) => i + 1));
-      const tokens = history.map(([, token]) => token);
-      expect(tokens.every((token, i) => i === 0 || token > tokens[i - 1]!)).toBe(true);
-    } finally {
-      redis.disconnect();
-    }
-  });
+  it('loses no increment when 3 processes do read-modify-write under one ZooKeeper lock, each write under a higher fencing token', () =>
+    expectExactIncrements({
+      file: __filename,
+      env: { LOCK_TEST_STORE: 'zookeeper', ZOOKEEPER_CONNECT: ensemble.connect, LOCK_TEST_MODULE_OPTIONS: JSON.stringify({ leaseMs: 10_000 }) },
+      processes: 3,
+      loopsPerProcess: 2,
+      iterations: 25,
+    }));
 });

@@ -1,29 +1,10 @@
-import { Controller, Get, Module, type INestApplication } from '@nestjs/common';
-import { HealthCheck, HealthCheckService, TerminusModule } from '@nestjs/terminus';
-import { Test } from '@nestjs/testing';
+import type { INestApplication } from '@nestjs/common';
 import request from 'supertest';
 import { DistributedLockModule, LockService } from 'nestjs-distributed-lock';
-import { LockHealthIndicator } from 'nestjs-distributed-lock/health';
 import { startZookeeperEnsemble, type ZookeeperEnsemble } from '../../scripts/servers/zookeeper-server';
 import { inMemoryMetrics } from '../observability/metric-snapshot';
+import { healthApp } from '../support/health-app';
 import { testPrefix } from '../support/test-prefix';
-
-@Controller('health')
-class HealthController {
-  constructor(
-    private readonly health: HealthCheckService,
-    private readonly lock: LockHealthIndicator,
-  ) {}
-
-  @Get()
-  @HealthCheck()
-  check() {
-    return this.health.check([() => this.lock.isHealthy('lock')]);
-  }
-}
-
-@Module({ imports: [TerminusModule.forRoot({ logger: false })], controllers: [HealthController], providers: [LockHealthIndicator] })
-class HealthModule {}
 
 describe('ZooKeeper store: health indicator and metrics', () => {
   let ensemble: ZookeeperEnsemble;
@@ -41,9 +22,7 @@ describe('ZooKeeper store: health indicator and metrics', () => {
       openTelemetry: { meterProvider },
       isGlobal: true,
     });
-    const moduleRef = await Test.createTestingModule({ imports: [lockModule, HealthModule] }).compile();
-    app = moduleRef.createNestApplication({ logger: false });
-    await app.init();
+    app = await healthApp(lockModule);
   });
   afterAll(async () => {
     await app?.close();

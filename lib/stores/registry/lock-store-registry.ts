@@ -4,6 +4,7 @@ import type { LockStoreKindDefinition, RunbookAccess } from '../lock-store-kind.
 import { memoryStoreKind } from '../memory/memory.store-kind.js';
 import { postgresStoreKind, type PostgresModuleOptions } from '../postgres/postgres.store-kind.js';
 import { redisStoreKind, type RedisModuleOptions } from '../redis/redis.store-kind.js';
+import { redlockStoreKind, type RedlockModuleOptions } from '../redlock/redlock.store-kind.js';
 import { zookeeperStoreKind, type ZookeeperModuleOptions } from '../zookeeper/zookeeper.store-kind.js';
 
 /**
@@ -11,13 +12,13 @@ import { zookeeperStoreKind, type ZookeeperModuleOptions } from '../zookeeper/zo
  * that knows which stores exist. A new store is its own folder with its `*.store-kind.ts`, one entry
  * here, and its module options in {@link StoreModuleOptions}.
  */
-export const LOCK_STORE_KINDS = [redisStoreKind, memoryStoreKind, postgresStoreKind, etcdStoreKind, zookeeperStoreKind] as const;
+export const LOCK_STORE_KINDS = [redisStoreKind, memoryStoreKind, postgresStoreKind, etcdStoreKind, zookeeperStoreKind, redlockStoreKind] as const;
 
 /** Which lease store backs the module: the name of one of {@link LOCK_STORE_KINDS}. */
 export type LockStoreKind = (typeof LOCK_STORE_KINDS)[number]['name'];
 
 /** The module options every store kind reads (its connection, its own switches). */
-export type StoreModuleOptions = RedisModuleOptions & PostgresModuleOptions & EtcdModuleOptions & ZookeeperModuleOptions;
+export type StoreModuleOptions = RedisModuleOptions & PostgresModuleOptions & EtcdModuleOptions & ZookeeperModuleOptions & RedlockModuleOptions;
 
 const BY_NAME = new Map<string, LockStoreKindDefinition>(LOCK_STORE_KINDS.map((kind) => [kind.name, kind as LockStoreKindDefinition]));
 

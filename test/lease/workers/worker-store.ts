@@ -7,7 +7,8 @@ import type { LockModuleOptions } from '../../../lib/index';
  * the JSON `redis` option in LOCK_TEST_REDIS_OPTION; more module options as JSON in LOCK_TEST_MODULE_OPTIONS);
  * PostgreSQL when LOCK_TEST_STORE=postgres, at LOCK_TEST_POSTGRES_URL (whose search path names the spec's
  * schema); etcd when LOCK_TEST_STORE=etcd, at ETCD_ENDPOINTS (comma-separated client URLs); ZooKeeper when
- * LOCK_TEST_STORE=zookeeper, at ZOOKEEPER_CONNECT (a connect string). The shared value
+ * LOCK_TEST_STORE=zookeeper, at ZOOKEEPER_CONNECT (a connect string); Redlock when LOCK_TEST_STORE=redlock, on
+ * the masters in REDLOCK_MASTERS (comma-separated redis:// URLs). The shared value
  * the workers race on lives in PostgreSQL for the PostgreSQL store, in Redis otherwise: it is the thing
  * being protected, not the lock.
  */
@@ -22,6 +23,9 @@ export function workerLockOptions(keyPrefix: string, extraOptions: Partial<LockM
   }
   if (process.env.LOCK_TEST_STORE === 'zookeeper') {
     return { store: 'zookeeper', zookeeper: process.env.ZOOKEEPER_CONNECT!, keyPrefix, ...extra };
+  }
+  if (process.env.LOCK_TEST_STORE === 'redlock') {
+    return { store: 'redlock', redlock: { masters: process.env.REDLOCK_MASTERS!.split(',') }, keyPrefix, ...extra };
   }
   // The lock may live elsewhere than the counter (a Cluster, a Sentinel group: test/topology); the counter
   // then stays on the run's single Redis.
