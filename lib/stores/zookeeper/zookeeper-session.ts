@@ -36,10 +36,8 @@ export class ZookeeperSession {
       host_order_deterministic: false,
     });
     const servers = describeServers(connect);
-    let settled = false;
     return new Promise<ZookeeperSession>((resolve, reject) => {
       const timer = setTimeout(() => {
-        settled = true;
         client.removeAllListeners();
         client.close();
         reject(unavailable('connect', '*', servers, `no session within ${commandTimeoutMs} ms`));
@@ -53,15 +51,7 @@ export class ZookeeperSession {
         clearTimeout(timer);
         reject(unavailable('connect', '*', servers, state === AUTH_FAILED_STATE ? 'authentication failed' : 'the session closed'));
       });
-      // Connected from a macrotask of its own, never from inside another client's callback (a promise
-      // continuation of one runs there): the new client's socket can take the number of a socket that
-      // client just closed, before the addon stopped polling it; the addon then fails to set up its poll
-      // handle (libuv refuses a second handle on one descriptor, the addon does not check) and the process
-      // aborts or segfaults. Seen in the torture run (zookeeper seed 5, a member restarted: SIGABRT in
-      // uv_poll_start, and SIGSEGV).
-      setImmediate(() => {
-        if (!settled) client.init({});
-      });
+      client.init({});
     });
   }
 
