@@ -1,6 +1,10 @@
 import { expectExactIncrements } from './increment-workers';
 import { RedlockMasters } from './redlock-test-support';
 
+// Three processes start (each transpiles the library) and make 150 grants of two phases on three masters:
+// on a loaded box that can pass the default minute.
+jest.setTimeout(180_000);
+
 describe('mutual exclusion across processes on Redlock', () => {
   let masters: RedlockMasters;
   beforeAll(async () => {
