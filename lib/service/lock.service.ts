@@ -2,7 +2,6 @@ import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplica
 import { LeaseAcquirer } from '../acquisition/lease-acquirer.js';
 import { LocalFifo } from '../acquisition/local-fifo.js';
 import { ShutdownGate } from '../acquisition/shutdown-gate.js';
-import { LeaseLostError } from '../errors/lease-lost.error.js';
 import { LockReentryError } from '../errors/lock-reentry.error.js';
 import { LockEvents } from '../events/lock-events.js';
 import { LeaseContext } from '../lease/lease-context.js';
@@ -20,6 +19,7 @@ import { TransactionOwnedLeases } from '../transactions/transaction-owned-leases
 import { LeaseWatchdog, type WatchdogStatus } from '../watchdog/lease.watchdog.js';
 import { acquireKeys } from './lease-set.acquisition.js';
 import { LeaseSetScopes } from './lease-set.scope.js';
+import { LeaseScopes } from './lease.scope.js';
 
 export type { AcquireOptions } from '../options/acquire-options.interface.js';
 
@@ -43,6 +43,7 @@ export class LockService implements OnModuleInit, OnApplicationBootstrap, OnAppl
   private readonly deferral: LeaseDeferral;
   private readonly context: LeaseContext;
   private readonly acquirer: LeaseAcquirer;
+  private readonly scopes: LeaseScopes;
   private readonly sets: LeaseSetScopes;
   private unregisterLeaseCheck?: () => void;
 
@@ -77,6 +78,13 @@ export class LockService implements OnModuleInit, OnApplicationBootstrap, OnAppl
       host,
       held: this.held,
       assertNotHeldHere: (key) => this.assertNotHeldHere(key),
+    });
+    this.scopes = new LeaseScopes({
+      context: this.context,
+      deferral: this.deferral,
+      owned: this.owned,
+      isTransactionActive: () => options.transactionSynchronizer.isTransactionActive(),
+      acquireForScope: (key, acquireOptions) => this.acquireForScope(key, acquireOptions),
     });
     this.sets = new LeaseSetScopes({
       context: this.context,
@@ -163,35 +171,15 @@ export class LockService implements OnModuleInit, OnApplicationBootstrap, OnAppl
    */
   withLock<T>(key: string, fn: (lease: Lease) => Promise<T> | T): Promise<T>;
   withLock<T>(key: string, options: AcquireOptions, fn: (lease: Lease) => Promise<T> | T): Promise<T>;
-  async withLock<T>(
+  withLock<T>(
     key: string,
     optionsOrFn: AcquireOptions | ((lease: Lease) => Promise<T> | T),
     maybeFn?: (lease: Lease) => Promise<T> | T,
   ): Promise<T> {
     const options = typeof optionsOrFn === 'function' ? NO_OPTIONS : optionsOrFn;
     const fn = typeof optionsOrFn === 'function' ? optionsOrFn : maybeFn!;
-    const holder = this.context.holding(key);
-    if (holder) {
-      if (!options.reentrant) throw new LockReentryError(key);
-      return this.context.join(holder, async () => fn(holder.lease));
-    }
-    // Outside transactions (the common case) nothing below asks the synchronizer again.
-    if (!this.options.transactionSynchronizer.isTransactionActive()) return await this.runLocked(key, await this.acquireForScope(key, options), fn);
-    const owned = this.owned.frameFor(key);
-    if (owned) return this.context.join(owned, async () => fn(owned.lease));
-    const siblings = this.owned.watchSiblings(key, options.signal);
-    if (!siblings) return this.runLocked(key, await this.acquireForScope(key, options), fn);
-    let lease: Lease;
-    try {
-      lease = await this.acquireForScope(key, { ...options, signal: siblings.signal });
-    } catch (error) {
-      const frame = siblings.joinable(error);
-      if (!frame) throw error;
-      return this.context.join(frame, async () => fn(frame.lease));
-    } finally {
-      siblings.done();
-    }
-    return this.runLocked(key, lease, fn);
+    // LeaseScopes.run is async: whatever it throws reaches the caller as a rejection, as before.
+    return this.scopes.run(key, options, fn);
   }
 
   /**
@@ -209,31 +197,6 @@ export class LockService implements OnModuleInit, OnApplicationBootstrap, OnAppl
     const options = typeof optionsOrFn === 'function' ? NO_OPTIONS : optionsOrFn;
     const fn = typeof optionsOrFn === 'function' ? optionsOrFn : maybeFn!;
     return this.sets.run(lockOrder(keys), options, fn);
-  }
-
-  private async runLocked<T>(key: string, lease: Lease, fn: (lease: Lease) => Promise<T> | T): Promise<T> {
-    let value: T | undefined;
-    let failed = false;
-    let failure: unknown;
-    const frame = this.context.open(lease);
-    try {
-      value = await this.context.runIn(frame, fn);
-    } catch (error) {
-      failed = true;
-      failure = error;
-    } finally {
-      this.context.close(frame);
-    }
-    // Released now, or held by the transaction the call ran in until it completes. A failed release is
-    // reported through the 'release-failed' event; the key expires on its own.
-    try {
-      await this.deferral.endScope(lease);
-    } catch (error) {
-      if (!(error instanceof LeaseLostError)) throw error;
-      throw new LeaseLostError(key, error.reason, failed ? { cause: failure } : undefined);
-    }
-    if (failed) throw failure;
-    return value as T;
   }
 
   /** The lease of the innermost locked scope (`withLock` or a locked method) running in this call chain. */
