@@ -3,6 +3,9 @@ import { LockReentryError } from '../errors/lock-reentry.error.js';
 import type { LeaseContext } from '../lease/lease-context.js';
 import type { Lease } from '../lease/lease.js';
 import type { AcquireOptions } from '../options/acquire-options.interface.js';
+import { asksForShape, lockShapeOption } from '../options/lock-shape.option.js';
+import type { LockShapeName } from '../stores/lock-shape.js';
+import { reentryRefusal } from './shaped-leases.js';
 import type { LeaseDeferral } from '../transactions/lease-deferral.js';
 import type { TransactionOwnedLeases } from '../transactions/transaction-owned-leases.js';
 
@@ -14,6 +17,8 @@ export interface LeaseScopeHost {
   isTransactionActive(): boolean;
   /** The acquisition of a scope (the caller looked for the key in its chain already). */
   acquireForScope(key: string, options: AcquireOptions): Promise<Lease>;
+  /** 'read', 'write' or 'permits' for a read/write or semaphore lease; undefined for a plain one. */
+  shapeOf(lease: Lease): LockShapeName | undefined;
 }
 
 /**
@@ -31,14 +36,19 @@ export class LeaseScopes {
     const { context, owned } = this.host;
     const holder = context.holding(key);
     if (holder) {
+      this.assertJoinable(key, holder.lease, options);
       if (!options.reentrant) throw new LockReentryError(key);
       return context.join(holder, async () => fn(holder.lease));
     }
     // Outside transactions (the common case) nothing below asks the synchronizer again.
     if (!this.host.isTransactionActive()) return await this.runLocked(key, await this.host.acquireForScope(key, options), fn);
     const frame = owned.frameFor(key);
-    if (frame) return context.join(frame, async () => fn(frame.lease));
-    const siblings = owned.watchSiblings(key, options.signal);
+    if (frame) {
+      this.assertJoinable(key, frame.lease, options);
+      return context.join(frame, async () => fn(frame.lease));
+    }
+    // Siblings of one transaction join each other's plain lease; shaped ones each take their own.
+    const siblings = asksForShape(options) ? undefined : owned.watchSiblings(key, options.signal);
     if (!siblings) return this.runLocked(key, await this.host.acquireForScope(key, options), fn);
     let lease: Lease;
     try {
@@ -51,6 +61,14 @@ export class LeaseScopes {
       siblings.done();
     }
     return this.runLocked(key, lease, fn);
+  }
+
+  /** Upgrades and shapes that do not mix are refused whether or not the call is `reentrant`. */
+  private assertJoinable(key: string, held: Lease, options: AcquireOptions): void {
+    const heldShape = this.host.shapeOf(held);
+    if (heldShape === undefined && !asksForShape(options)) return;
+    const refusal = reentryRefusal(key, heldShape, lockShapeOption(options));
+    if (refusal) throw refusal;
   }
 
   private async runLocked<T>(key: string, lease: Lease, fn: (lease: Lease) => Promise<T> | T): Promise<T> {
