@@ -29,7 +29,7 @@ export class ShapedLeases {
   /** Like `LeaseAcquirer.acquire`, in the shape `options` ask for (`mode` or `permits`). */
   async acquire(key: string, options: AcquireOptions, waitMs: number, kind: AcquisitionKind): Promise<Lease | null> {
     const shape = lockShapeOption(options)!;
-    const lease = await this.acquirerFor(shape).acquire(key, options, waitMs, kind);
+    const lease = await this.acquirerFor(shape, waitMs === 0).acquire(key, options, waitMs, kind);
     if (lease) this.shapes.set(lease, lockShapeName(shape));
     return lease;
   }
@@ -54,19 +54,34 @@ export class ShapedLeases {
     );
   }
 
-  private acquirerFor(shape: LockShape): LeaseAcquirer {
-    const label = shape.permits === undefined ? shape.mode : `permits:${shape.permits}`;
+  /**
+   * One acquirer per shape, and two for writers: a single attempt (`once`) must not keep readers out, a
+   * waiting writer keeps them out for as long as it goes on asking (see `waitingWriterMs`).
+   */
+  private acquirerFor(shape: LockShape, once: boolean): LeaseAcquirer {
+    const label = shape.permits !== undefined ? `permits:${shape.permits}` : shape.mode === 'write' && once ? 'write:once' : shape.mode;
     let acquirer = this.acquirers.get(label);
     if (acquirer) return acquirer;
     this.assertOffered(shape, 'the call');
     const { store } = this.context;
     if (!offersShapes(store)) throw new Error('unreachable');
-    const view = new ShapedLockStore(store, shape);
+    const asked: LockShape = shape.mode === 'write' ? { mode: 'write', waitingMs: once ? 0 : waitingWriterMs(this.context.options) } : shape;
+    const view = new ShapedLockStore(store, asked);
     const waiting = { ...this.context.waiting, store: view, waiters: new LocalFifo() };
     acquirer = new LeaseAcquirer({ ...this.context, store: view, waiting, assertNotHeldHere: (key) => this.assertNotHeldHere(key, shape) });
     this.acquirers.set(label, acquirer);
     return acquirer;
   }
+}
+
+/**
+ * How long a waiting writer keeps new readers out after each of its attempts: a waiter asks again at least
+ * once per `retryMaxDelayMs` (on a release notification, its holder's expiry, or the safety net), so two of
+ * those plus a slow round trip cover its next attempt; a writer that died or gave up stops keeping readers
+ * out within that bound, not after a whole lease.
+ */
+function waitingWriterMs(options: LeaseAcquirerContext['options']): number {
+  return 2 * options.retryMaxDelayMs + options.commandTimeoutMs;
 }
 
 /**

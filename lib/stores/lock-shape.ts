@@ -6,7 +6,19 @@
  * - `{ permits: n }`: one of at most `n` holders at once (a semaphore).
  * Each grant is its own lease with its own ownership token and fencing token.
  */
-export type LockShape = { readonly mode: 'read' | 'write'; readonly permits?: undefined } | { readonly permits: number; readonly mode?: undefined };
+export type LockShape =
+  | {
+      readonly mode: 'read' | 'write';
+      readonly permits?: undefined;
+      /**
+       * For a writer: how long, once turned away, it keeps new readers out unless it asks again (each of
+       * its attempts starts this anew). 0 for an attempt that will not be repeated (`tryAcquire`), which
+       * must not keep anybody out. Bounded by the lease length.
+       * @default the lease length
+       */
+      readonly waitingMs?: number;
+    }
+  | { readonly permits: number; readonly mode?: undefined; readonly waitingMs?: undefined };
 
 /** The shape's name for events, metrics and messages: low cardinality (never the number of permits). */
 export type LockShapeName = 'read' | 'write' | 'permits';

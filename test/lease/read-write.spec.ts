@@ -62,6 +62,14 @@ describe('read/write locks through LockService', () => {
     await reader.release();
   });
 
+  it('keeps no reader out after a writer’s single attempt (tryAcquire) was turned away', async () => {
+    const reader = await app.locks.acquire('doc:8', { mode: 'read' });
+    expect(await other.locks.tryAcquire('doc:8', { mode: 'write' })).toBeNull();
+    const second = await app.locks.tryAcquire('doc:8', { mode: 'read' });
+    expect(second).not.toBeNull();
+    await Promise.all([reader.release(), second!.release()]);
+  });
+
   it('refuses an upgrade (a write or a plain lock inside a read of the same key) with LockUpgradeError, at once, reentrant or not', async () => {
     const upgrades = await app.locks.withLock('doc:3', { mode: 'read' }, async () => [
       await app.locks.withLock('doc:3', { mode: 'write', waitMs: 60_000 }, () => 'ran').catch((e: unknown) => e),

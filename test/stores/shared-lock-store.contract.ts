@@ -73,6 +73,16 @@ export function describeSharedLockStoreContract(name: string, create: () => Prom
         expect(fence(await take(k, READ))).toBeGreaterThan(written);
       });
 
+      it('keeps readers out only while a turned-away writer goes on asking: not for a single attempt, and not past its waiting bound', async () => {
+        const k = key();
+        await take(k, READ);
+        expect((await take(k, { mode: 'write', waitingMs: 0 })).acquired).toBe(false);
+        expect((await take(k, READ)).acquired).toBe(true);
+        expect((await take(k, { mode: 'write', waitingMs: 30 })).acquired).toBe(false);
+        expect((await take(k, READ)).acquired).toBe(false);
+        await eventually(async () => (await take(k, READ)).acquired);
+      });
+
       it('fences every grant of the key above every earlier one, in either mode and a plain lock', async () => {
         const k = key();
         const seen: number[] = [];

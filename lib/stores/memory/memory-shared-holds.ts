@@ -39,7 +39,8 @@ export class MemorySharedHolds {
         ? mode !== 'read' || !writerWaits
         : entry.mode === mode && (mode === 'read' ? !writerWaits : mode === 'permits' && holders < shape.permits!);
     if (!granted) {
-      if (mode === 'write') entry.waitingWriters.set(token, now + leaseMs);
+      const waitingMs = Math.min(shape.waitingMs ?? leaseMs, leaseMs);
+      if (mode === 'write' && waitingMs > 0) entry.waitingWriters.set(token, now + waitingMs);
       if (entry.holds.size > 0 || entry.waitingWriters.size > 0) this.entries.set(key, entry);
       return { acquired: false, ttlMs: earliest(entry) - now };
     }

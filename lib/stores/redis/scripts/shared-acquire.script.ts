@@ -19,15 +19,15 @@ export interface SharedAcquireInput {
 
 /**
  * KEYS[1] lock key, KEYS[2] fencing counter. ARGV[1] token, ARGV[2] lease ms, ARGV[3] holder, ARGV[4] the
- * caller's clock in µs, ARGV[5] mode ('r' read, 'w' write, 'p' permit), ARGV[6] permits (for 'p').
+ * caller's clock in µs, ARGV[5] mode ('r' read, 'w' write, 'p' permit), ARGV[6] permits (for 'p'), or for 'w' how long a
+ * writer turned away keeps readers out (ms, at most the lease; 0 not at all).
  *
  * One grant of a read/write lock or a semaphore (state in shared-hold.lua.ts), after dropping the holds
  * whose deadline passed:
  * - a reader is granted while only readers hold the key and no writer waits (writer-preferring: a waiting
  *   writer blocks new readers, so a stream of readers cannot starve it);
- * - a writer is granted when nobody holds the key; turned away, it is recorded as waiting until its lease
- *   length from now (each of its attempts renews that; a writer that died or gave up stops blocking
- *   readers by then);
+ * - a writer is granted when nobody holds the key; turned away, it is recorded as waiting for ARGV[6] ms
+ *   (each of its attempts starts that anew, so a writer that died or gave up stops blocking readers then);
  * - a permit is granted while only permit holders hold the key and fewer than ARGV[6] of them: the N of
  *   this call, so a changed N applies from the next grant (holders above a lowered N keep their permits).
  * A grant's fencing token comes from the slot's counter plain grants use, so tokens of the key increase
@@ -64,10 +64,11 @@ end
 if shape == 'p' and tonumber(ARGV[6]) < 1 then granted = false end
 local lease = tonumber(ARGV[2])
 if not granted then
-  if shape == 'w' then
-    redis.call('HSET', KEYS[1], '~' .. ARGV[1], string.format('%.0f', now + lease))
-    ${keepAtLeastLua('KEYS[1]', 'ARGV[2]')}
-    if not earliest or now + lease < earliest then earliest = now + lease end
+  local waiting = math.min(tonumber(ARGV[6]), lease)
+  if shape == 'w' and waiting > 0 then
+    redis.call('HSET', KEYS[1], '~' .. ARGV[1], string.format('%.0f', now + waiting))
+    ${keepAtLeastLua('KEYS[1]', 'waiting')}
+    if not earliest or now + waiting < earliest then earliest = now + waiting end
   end
   if not earliest then return 0 end
   return -1 - (earliest - now)
@@ -92,7 +93,7 @@ export const SHARED_ACQUIRE_SCRIPT = defineScript({
     holder,
     clockMicros,
     shape.permits === undefined ? MODES[shape.mode] : 'p',
-    shape.permits ?? 0,
+    shape.permits ?? shape.waitingMs ?? leaseMs,
   ],
   parse: parseAcquireReply,
   ownershipToken: (input) => input.token,
