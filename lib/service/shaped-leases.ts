@@ -1,6 +1,7 @@
 import { LeaseAcquirer, type AcquisitionKind, type LeaseAcquirerContext } from '../acquisition/lease-acquirer.js';
 import { LocalFifo } from '../acquisition/local-fifo.js';
 import { offersShapes, ShapedLockStore } from '../acquisition/shaped-lock-store.js';
+import { eventsOfShape } from '../events/shaped-lock-events.js';
 import { LockConfigError } from '../errors/lock-config.error.js';
 import { LockReentryError } from '../errors/lock-reentry.error.js';
 import { LockUpgradeError } from '../errors/lock-upgrade.error.js';
@@ -67,8 +68,10 @@ export class ShapedLeases {
     if (!offersShapes(store)) throw new Error('unreachable');
     const asked: LockShape = shape.mode === 'write' ? { mode: 'write', waitingMs: once ? 0 : waitingWriterMs(this.context.options) } : shape;
     const view = new ShapedLockStore(store, asked);
-    const waiting = { ...this.context.waiting, store: view, waiters: new LocalFifo() };
-    acquirer = new LeaseAcquirer({ ...this.context, store: view, waiting, assertNotHeldHere: (key) => this.assertNotHeldHere(key, shape) });
+    const events = eventsOfShape(this.context.events, lockShapeName(shape), shape.permits);
+    const waiting = { ...this.context.waiting, store: view, events, waiters: new LocalFifo() };
+    const host = { ...this.context.host, events };
+    acquirer = new LeaseAcquirer({ ...this.context, store: view, events, waiting, host, assertNotHeldHere: (key) => this.assertNotHeldHere(key, shape) });
     this.acquirers.set(label, acquirer);
     return acquirer;
   }

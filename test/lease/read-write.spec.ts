@@ -33,6 +33,7 @@ describe('read/write locks through LockService', () => {
     const a = await app.locks.acquire('doc:1', { mode: 'read' });
     const b = await other.locks.acquire('doc:1', { mode: 'read' });
     expect(b.fencingToken).toBeGreaterThan(a.fencingToken);
+    expect(app.recorded('acquired').find((e) => e.key === 'doc:1')).toMatchObject({ shape: 'read', fencingToken: a.fencingToken });
     expect(await other.locks.tryAcquire('doc:1', { mode: 'write' })).toBeNull();
     const contention = other.next('contention', (e) => e.key === 'doc:1');
     const writing = other.locks.acquire('doc:1', { mode: 'write', waitMs: 30_000 });

@@ -45,6 +45,19 @@ describe('semaphores (permits) through LockService', () => {
     expect(await app.store.inspect('quota')).toBeNull();
   });
 
+  it('reports shape and permits on the events of a semaphore’s leases, and nothing new on a plain lease’s', async () => {
+    const permit = await app.locks.acquire('evented', { permits: 4 });
+    await permit.release();
+    const plain = await app.locks.acquire('evented-plain');
+    await plain.release();
+    const of = (key: string) => [app.recorded('acquired'), app.recorded('released')].map((events) => events.find((e) => e.key === key)!);
+    for (const e of of('evented')) expect(e).toMatchObject({ shape: 'permits', permits: 4 });
+    for (const e of of('evented-plain')) {
+      expect(e).not.toHaveProperty('shape');
+      expect(e).not.toHaveProperty('permits');
+    }
+  });
+
   it('lists each permit holder with its shape for the runbook', async () => {
     const held = [await app.locks.acquire('pool', { permits: 5 }), await other.locks.acquire('pool', { permits: 5 })];
     const listed = await app.store.list('pool');
