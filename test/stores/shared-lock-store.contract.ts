@@ -216,6 +216,21 @@ export function describeSharedLockStoreContract(name: string, create: () => Prom
         expect((await take(other, WRITE)).acquired).toBe(false);
       });
 
+      it('force-releases one hold by the fencing token the operator saw, refuses a token that holds nothing, and clears every hold without one', async () => {
+        const k = key();
+        const [a, b] = [token(), token()];
+        const fenceA = fence(await take(k, permits(3), a));
+        const fenceB = fence(await take(k, permits(3), b));
+        const taken = await store.forceRelease(k, fenceA);
+        expect(taken).toMatchObject({ released: true, lock: { key: k, fencingToken: fenceA } });
+        expect(await store.renew([{ key: k, token: a, leaseMs: 10_000 }, { key: k, token: b, leaseMs: 10_000 }])).toEqual([false, true]);
+        expect(await store.forceRelease(k, fenceA)).toMatchObject({ released: false, reason: 'fencing-mismatch', current: { fencingToken: fenceB } });
+        await take(k, permits(3));
+        expect((await store.forceRelease(k)).released).toBe(true);
+        expect(await store.list(k)).toEqual([]);
+        expect(await store.forceRelease(k)).toEqual({ released: false, reason: 'not-held' });
+      });
+
       it('lists every holder of a shared key, each with its shape, token and TTL', async () => {
         const k = key();
         await take(k, permits(2), token(), 10_000, 'one');

@@ -110,3 +110,37 @@ if redis.call('HLEN', KEYS[1]) <= 1 then redis.call('DEL', KEYS[1]) end
 redis.call('${publish}', released, '')
 return 1`;
 }
+
+/**
+ * Lua: the runbook's force-release of a shared lock at `KEYS[1]` (ARGV[1] the fencing token the operator
+ * saw, '' for every hold; `released` the lock's release channel, built by the caller). With a token, only
+ * the hold granted under it goes; without, the whole lock. Replies as the force-release script: {taken,
+ * fence, holder, ttl} of the hold taken (or, when the token names no live hold, of the first live one), or
+ * false when nothing lives there.
+ */
+export function forceReleaseSharedLua(publish: string): string {
+  return `
+if redis.call('TYPE', KEYS[1]).ok ~= 'hash' then return false end
+${SERVER_NOW_LUA}
+local fields = redis.call('HGETALL', KEYS[1])
+local first, picked
+for i = 1, #fields, 2 do
+  if string.sub(fields[i], 1, 1) == '#' then
+    local deadline, fence, holder = string.match(fields[i + 1], '^(%d+)|(%d+)|(.*)$')
+    if deadline and tonumber(deadline) > now then
+      local hold = {fields[i], fence, holder, tonumber(deadline) - now}
+      first = first or hold
+      if not picked and (ARGV[1] == '' or ARGV[1] == fence) then picked = hold end
+    end
+  end
+end
+if not first then return false end
+if not picked then return {0, first[2], first[3], first[4]} end
+if ARGV[1] == '' or redis.call('HLEN', KEYS[1]) <= 2 then
+  redis.call('DEL', KEYS[1])
+else
+  redis.call('HDEL', KEYS[1], picked[1])
+end
+redis.call('${publish}', released, '')
+return {1, picked[2], picked[3], picked[4]}`;
+}
