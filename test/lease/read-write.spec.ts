@@ -15,19 +15,14 @@ import { redisUrl, testPrefix } from '../support/test-prefix';
 
 describe('read/write locks through LockService', () => {
   const prefix = testPrefix(__filename);
+  // Two instances of one service on the run's Redis.
   let app: LockApp;
   let other: LockApp;
-  let redis: Redis;
   beforeAll(async () => {
-    app = await createLockApp({ redis: redisUrl(), keyPrefix: prefix, leaseMs: 10_000 });
-    other = await createLockApp({ redis: redisUrl(), keyPrefix: prefix, leaseMs: 10_000 });
-    redis = new Redis(redisUrl());
+    const instance = (): Promise<LockApp> => createLockApp({ redis: redisUrl(), keyPrefix: prefix, leaseMs: 10_000 });
+    [app, other] = await Promise.all([instance(), instance()]);
   });
-  afterAll(async () => {
-    await app.close();
-    await other.close();
-    redis.disconnect();
-  });
+  afterAll(() => Promise.all([app.close(), other.close()]));
 
   it('lets readers of two instances hold the key together, and the writer in once both let go, fenced above both', async () => {
     const a = await app.locks.acquire('doc:1', { mode: 'read' });
@@ -99,6 +94,7 @@ describe('read/write locks through LockService', () => {
 
   it('renews each reader’s own lease in the watchdog batch and loses one reader alone when its hold is gone', async () => {
     const short = await createLockApp({ redis: redisUrl(), keyPrefix: prefix, leaseMs: 900 });
+    const redis = new Redis(redisUrl());
     try {
       const a = await short.locks.acquire('doc:5', { mode: 'read' });
       const b = await short.locks.acquire('doc:5', { mode: 'read' });
@@ -116,6 +112,7 @@ describe('read/write locks through LockService', () => {
       await b.release();
     } finally {
       await short.close();
+      redis.disconnect();
     }
   });
 

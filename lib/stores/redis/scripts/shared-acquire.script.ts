@@ -1,19 +1,12 @@
 import type { LockShape } from '../../lock-shape.js';
 import { nextFenceLua } from './fence.lua.js';
 import { markWaitedForLua } from './lock-value.js';
-import { parseAcquireReply } from './acquire.script.js';
+import { parseAcquireReply, type AcquireInput } from './acquire.script.js';
 import { defineScript } from './redis-script.js';
 import { SERVER_NOW_LUA, keepAtLeastLua, sharedStateLua } from './shared-hold.lua.js';
 
-export interface SharedAcquireInput {
-  readonly lockKey: string;
-  /** The fencing counter of the lock key's hash slot, the one plain grants of the key use. */
-  readonly fenceKey: string;
-  readonly token: string;
-  readonly leaseMs: number;
-  readonly holder: string;
-  /** The caller's clock in µs (see fence.lua.ts). */
-  readonly clockMicros: string | number;
+/** The plain acquire's input (same keys, same fencing counter), and the shape asked for. */
+export interface SharedAcquireInput extends AcquireInput {
   readonly shape: LockShape;
 }
 
