@@ -169,5 +169,13 @@ describe('read/write locks on @DistributedLock', () => {
     expect(error).toBeInstanceOf(LockConfigError);
     expect((error as Error).message).toMatch(/mode of @DistributedLock on Reports\.read.*PlainOnlyStore does not offer mode: 'read'/);
     await nest.close().catch(() => undefined);
+    // A LockService call asking for a shape on such a store is refused the same way, before any store call.
+    const plain = await createLockApp({ store: new PlainOnlyStore() });
+    try {
+      await expect(plain.locks.acquire('k', { permits: 2 })).rejects.toThrow(/permits of the call.*PlainOnlyStore does not offer permits/);
+      expect(await plain.store.inspect('k')).toBeNull();
+    } finally {
+      await plain.close();
+    }
   });
 });
