@@ -101,6 +101,10 @@ export class LockService implements OnModuleInit, OnApplicationBootstrap, OnAppl
       isTransactionActive: () => options.transactionSynchronizer.isTransactionActive(),
       acquireKey: (key, acquireOptions, waitMs) => this.acquirer.acquire(key, acquireOptions, waitMs, 'scope') as Promise<Lease>,
       waitMs: (acquireOptions) => acquireOptions.waitMs ?? options.waitMs,
+      assertJoinable: (key, lease) => {
+        const refusal = reentryRefusal(key, this.shaped.shapeOf(lease), undefined);
+        if (refusal) throw refusal;
+      },
     });
   }
 

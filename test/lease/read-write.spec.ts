@@ -72,6 +72,8 @@ describe('read/write locks through LockService', () => {
       await app.locks.withLock('doc:3', { mode: 'write', reentrant: true, waitMs: 60_000 }, () => 'ran').catch((e: unknown) => e),
       await app.locks.withLock('doc:3', { waitMs: 60_000 }, () => 'ran').catch((e: unknown) => e),
       await app.locks.acquire('doc:3', { mode: 'write', waitMs: 60_000 }).catch((e: unknown) => e),
+      await app.locks.withLocks(['doc:3', 'doc:3b'], { reentrant: true, waitMs: 60_000 }, () => 'ran').catch((e: unknown) => e),
+      await app.locks.acquire(['doc:3', 'doc:3b'], { waitMs: 60_000 }).catch((e: unknown) => e),
     ]);
     for (const error of upgrades) {
       expect(error).toBeInstanceOf(LockUpgradeError);
@@ -81,6 +83,7 @@ describe('read/write locks through LockService', () => {
     expect((upgrades[0] as LockUpgradeError).requested).toBe('write');
     expect((upgrades[2] as LockUpgradeError).requested).toBe('exclusive');
     expect(await app.store.inspect('doc:3')).toBeNull();
+    expect(await app.store.inspect('doc:3b')).toBeNull();
   });
 
   it('lets a read inside a write of the same key join the write lease with reentrant, and refuses it without', async () => {
