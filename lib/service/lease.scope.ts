@@ -56,6 +56,8 @@ export class LeaseScopes {
     } catch (error) {
       const joinable = siblings.joinable(error);
       if (!joinable) throw error;
+      // A sibling's lease may be a read lease of the key: joined only where joining it is allowed.
+      this.assertJoinable(key, joinable.lease, options);
       return context.join(joinable, async () => fn(joinable.lease));
     } finally {
       siblings.done();
