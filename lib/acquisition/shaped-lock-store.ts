@@ -8,7 +8,8 @@ import type {
   RenewRequest,
 } from '../stores/lock-store.interface.js';
 
-type SharedLockStore = LockStore & Required<Pick<LockStore, 'acquireShared'>>;
+/** A store that grants read/write locks and semaphores. */
+export type SharedLockStore = LockStore & Required<Pick<LockStore, 'acquireShared'>>;
 
 /**
  * A store as a LeaseAcquirer of one shape sees it: `acquire` grants in that shape (`acquireShared`), and

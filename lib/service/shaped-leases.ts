@@ -1,6 +1,6 @@
 import { LeaseAcquirer, type AcquisitionKind, type LeaseAcquirerContext } from '../acquisition/lease-acquirer.js';
 import { LocalFifo } from '../acquisition/local-fifo.js';
-import { offersShapes, ShapedLockStore } from '../acquisition/shaped-lock-store.js';
+import { offersShapes, ShapedLockStore, type SharedLockStore } from '../acquisition/shaped-lock-store.js';
 import { eventsOfShape } from '../events/shaped-lock-events.js';
 import { LockConfigError } from '../errors/lock-config.error.js';
 import { LockReentryError } from '../errors/lock-reentry.error.js';
@@ -44,14 +44,15 @@ export class ShapedLeases {
    * `LockConfigError` naming the shape and the store when the store cannot grant it (checked when a
    * locked method is bound at startup, and by every call asking for a shape).
    */
-  assertOffered(shape: LockShape, where: string): void {
-    if (offersShapes(this.context.store)) return;
+  assertOffered(shape: LockShape, where: string): SharedLockStore {
+    const { store } = this.context;
+    if (offersShapes(store)) return store;
     const name = lockShapeName(shape);
     throw new LockConfigError(
       `${shape.permits === undefined ? 'mode' : 'permits'} of ${where}`,
       shape.permits ?? shape.mode,
       `a store that offers ${name === 'permits' ? 'semaphores' : 'read/write locks'} (Redis, memory); ` +
-        `${this.context.store.constructor.name} does not offer ${name === 'permits' ? 'permits' : `mode: '${name}'`}`,
+        `${store.constructor.name} does not offer ${name === 'permits' ? 'permits' : `mode: '${name}'`}`,
     );
   }
 
@@ -63,9 +64,7 @@ export class ShapedLeases {
     const label = shape.permits !== undefined ? `permits:${shape.permits}` : shape.mode === 'write' && once ? 'write:once' : shape.mode;
     let acquirer = this.acquirers.get(label);
     if (acquirer) return acquirer;
-    this.assertOffered(shape, 'the call');
-    const { store } = this.context;
-    if (!offersShapes(store)) throw new Error('unreachable');
+    const store = this.assertOffered(shape, 'the call');
     const asked: LockShape = shape.mode === 'write' ? { mode: 'write', waitingMs: once ? 0 : waitingWriterMs(this.context.options) } : shape;
     const view = new ShapedLockStore(store, asked);
     const events = eventsOfShape(this.context.events, lockShapeName(shape), shape.permits);
