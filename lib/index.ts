@@ -12,6 +12,8 @@ export type {
   HeldLock,
   LockDenied,
   LockGranted,
+  LockShape,
+  LockShapeName,
   PrefixCount,
   PrefixSurvey,
   PrefixSurveyLimits,

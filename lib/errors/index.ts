@@ -6,5 +6,6 @@ export { LockConfigError } from './lock-config.error.js';
 export { LockKeyError } from './lock-key.error.js';
 export { LeaseReleasedError } from './lease-released.error.js';
 export { LockReentryError } from './lock-reentry.error.js';
+export { LockUpgradeError } from './lock-upgrade.error.js';
 export { LockNotBoundError } from './lock-not-bound.error.js';
 export { StaleFencingTokenError } from './stale-fencing-token.error.js';

@@ -1,7 +1,16 @@
 import type { LeaseLostReason } from '../errors/lease-lost.error.js';
+import type { LockShapeName } from '../stores/lock-shape.js';
+
+/** What the events of a read/write lock or a semaphore add; absent for a plain lock. */
+export interface LockShapeFields {
+  /** `'read'`, `'write'` or `'permits'`: low cardinality, a metric attribute. */
+  readonly shape?: LockShapeName;
+  /** For a semaphore: the permits the call asked for (a number fixed in code: low cardinality). */
+  readonly permits?: number;
+}
 
 /** Fields every event about one lease carries. */
-export interface LockLeaseEvent {
+export interface LockLeaseEvent extends LockShapeFields {
   /** The lock key, without the module's prefix. Unbounded: never use it as a metric attribute by default. */
   readonly key: string;
   /**
@@ -29,7 +38,7 @@ export interface LockWakeUps {
 }
 
 /** What every ending of an acquisition (granted, not acquired, store unavailable) reports. */
-export interface LockAcquisitionEvent {
+export interface LockAcquisitionEvent extends LockShapeFields {
   readonly key: string;
   /** See {@link LockLeaseEvent.name}. */
   readonly name: string | undefined;
@@ -96,7 +105,7 @@ export interface LockDeferredEvent extends LockLeaseEvent {
   readonly heldMs: number;
 }
 
-export interface LockContentionEvent {
+export interface LockContentionEvent extends LockShapeFields {
   readonly key: string;
   /** See {@link LockLeaseEvent.name}. */
   readonly name: string | undefined;

@@ -31,7 +31,7 @@ const unavailable = (code: string, message: string): LockErrorResponse => ({
 
 /**
  * The HTTP answer for each lock error a client can do something about. Errors that are programming or
- * configuration mistakes (`LockConfigError`, `LockReentryError`, `LockNotBoundError`) are not mapped: they
+ * configuration mistakes (`LockConfigError`, `LockReentryError`, `LockUpgradeError`, `LockNotBoundError`) are not mapped: they
  * stay 500s, as any bug does.
  *
  * | error | status | why |

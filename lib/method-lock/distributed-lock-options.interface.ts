@@ -39,6 +39,19 @@ export interface SingleKeyLockOptions<A extends unknown[] = any[]> extends Locke
    */
   key: string | LockKeyFunction<A>;
   keys?: never;
+  /**
+   * A read/write lock on the key: `'read'` runs alongside other readers, `'write'` alone; a waiting writer
+   * keeps new readers out. See `AcquireOptions.mode` for fencing, re-entry and upgrades (refused with
+   * `LockUpgradeError`). A store without read/write locks stops the application's start.
+   * @default undefined (a plain exclusive lock)
+   */
+  mode?: 'read' | 'write';
+  /**
+   * A semaphore on the key: at most this many calls hold it at once, across every instance. See
+   * `AcquireOptions.permits`. Not with `mode`. A store without semaphores stops the application's start.
+   * @default undefined (a plain exclusive lock)
+   */
+  permits?: number;
 }
 
 /** `@DistributedLock` on several keys at once, all or nothing. */
@@ -53,6 +66,10 @@ export interface MultiKeyLockOptions<A extends unknown[] = any[]> extends Locked
    */
   keys: readonly string[] | LockKeysFunction<A>;
   key?: never;
+  /** Read/write locks are one key each. */
+  mode?: never;
+  /** Semaphores are one key each. */
+  permits?: never;
 }
 
 /** What every `@DistributedLock` takes besides its key(s). */

@@ -1,7 +1,7 @@
 import { LockConfigError } from '../errors/lock-config.error.js';
 import { lockedCall } from './lock.interceptor.js';
 import { copyMethodMetadata, wrapMethod } from './copy-method-metadata.js';
-import type { DistributedLockOptions, LockKeyFunction, LockedMethodOptions } from './distributed-lock-options.interface.js';
+import type { DistributedLockOptions, LockKeyFunction, LockedMethodOptions, SingleKeyLockOptions } from './distributed-lock-options.interface.js';
 import { LOCKED_METHOD } from '../lock.internal-constants.js';
 import { LockedMethod, ownLockedMethod, recordLockedMethod } from './locked-method.js';
 
@@ -50,11 +50,11 @@ export type DistributedLockDecorator<A extends unknown[]> = <T extends AnyAsyncM
 export function DistributedLock<A extends unknown[] = any[]>(options: DistributedLockOptions<A>): DistributedLockDecorator<A>;
 export function DistributedLock<A extends unknown[] = any[]>(
   key: string | LockKeyFunction<A>,
-  options?: LockedMethodOptions<A>,
+  options?: LockedMethodOptions<A> & Pick<SingleKeyLockOptions<A>, 'mode' | 'permits'>,
 ): DistributedLockDecorator<A>;
 export function DistributedLock(
   keyOrOptions: string | LockKeyFunction | DistributedLockOptions,
-  maybeOptions?: LockedMethodOptions,
+  maybeOptions?: LockedMethodOptions & Pick<SingleKeyLockOptions, 'mode' | 'permits'>,
 ): DistributedLockDecorator<any[]> {
   const options: DistributedLockOptions =
     typeof keyOrOptions === 'string' || typeof keyOrOptions === 'function'

@@ -34,7 +34,11 @@ export class LockExplorer implements OnModuleInit, OnModuleDestroy {
       const methods = this.accessor.lockedMethods(Object.getPrototypeOf(instance));
       if (methods.length === 0) continue;
       // Check everything before binding anything: a failed startup leaves no binding behind.
-      for (const method of methods) prepareLockedMethod(method);
+      for (const method of methods) {
+        const { shape } = prepareLockedMethod(method);
+        // The earliest moment the method meets its store: a shape the store lacks stops the start here.
+        if (shape) this.locks.assertShapeOffered(shape, `@DistributedLock on ${method.label}`);
+      }
       found.push({ instance, isStatic: wrapper.isDependencyTreeStatic() && !wrapper.isTransient });
     }
     for (const { instance, isStatic } of found) {

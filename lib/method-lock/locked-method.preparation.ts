@@ -10,8 +10,9 @@ import type { LockKeyFunction } from './distributed-lock-options.interface.js';
 import { isOnLockedPolicy } from './on-locked.policy.js';
 import { prepareLockKeys } from './lock-keys.preparation.js';
 import { booleanOption } from '../support/boolean-option.js';
+import { lockShapeOption } from '../options/lock-shape.option.js';
 
-const KNOWN_OPTIONS = new Set(['key', 'keys', 'waitMs', 'leaseMs', 'minHoldMs', 'reentrant', 'onLocked', 'name']);
+const KNOWN_OPTIONS = new Set(['key', 'keys', 'waitMs', 'leaseMs', 'minHoldMs', 'reentrant', 'onLocked', 'name', 'mode', 'permits']);
 
 /**
  * Checks a locked method once, at startup, and compiles its key: unknown or invalid options, a method that
@@ -32,7 +33,14 @@ export function prepareLockedMethod(method: LockedMethod): PreparedLock {
     options[name] === undefined ? undefined : durationOption(`${name} of ${where}`, options[name], min);
   // Events and metrics name the lock by its template, never by the key a call renders from it.
   const name = nameOption(`name of ${where}`, options.name) ?? defaultName(method);
+  const shape = lockShapeOption(options, where);
+  if (shape && options.keys !== undefined) {
+    const option = shape.permits === undefined ? 'mode' : 'permits';
+    throw new LockConfigError(`${option} of ${where}`, shape.permits ?? shape.mode, 'a single key: read/write locks and semaphores do not take keys');
+  }
   const acquire = {
+    mode: shape?.mode,
+    permits: shape?.permits,
     waitMs: duration('waitMs', 0),
     leaseMs: duration('leaseMs', 10),
     minHoldMs: duration('minHoldMs', 0),
@@ -44,6 +52,7 @@ export function prepareLockedMethod(method: LockedMethod): PreparedLock {
   if (!isOnLockedPolicy(onLocked)) throw new LockConfigError(`onLocked of ${where}`, onLocked, `'throw', 'skip' or a fallback function`);
 
   const prepared: PreparedLock = {
+    shape,
     resolveKey:
       options.keys !== undefined
         ? prepareLockKeys(method, where)

@@ -1,4 +1,5 @@
 import type { AcquireOptions } from '../service/lock.service.js';
+import type { LockShape } from '../stores/lock-shape.js';
 import { LOCKED_METHODS } from '../lock.internal-constants.js';
 import type { DistributedLockOptions, OnLockedPolicy } from './distributed-lock-options.interface.js';
 
@@ -10,6 +11,8 @@ export interface PreparedLock {
   /** The key (without the module prefix) for one call, or the keys of a `keys` lock. Throws `LockKeyError`. */
   resolveKey(thisArg: unknown, args: unknown[]): string | readonly string[];
   readonly acquire: AcquireOptions;
+  /** `mode` or `permits`, checked: the explorer asks the application's store whether it offers them. */
+  readonly shape: LockShape | undefined;
   readonly onLocked: OnLockedPolicy;
 }
 

@@ -22,6 +22,9 @@ export const METRIC = {
 export const ATTRIBUTE = {
   name: 'distributed_lock.name',
   store: 'distributed_lock.store',
+  /** 'read', 'write' or 'permits', on the series of read/write locks and semaphores only. */
+  shape: 'distributed_lock.shape',
+  permits: 'distributed_lock.permits',
   key: 'distributed_lock.key',
   acquireOutcome: 'distributed_lock.acquire.outcome',
   wakeUpCause: 'distributed_lock.wake_up.cause',

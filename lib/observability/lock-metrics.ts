@@ -1,5 +1,5 @@
 import type { Attributes, Meter } from '@opentelemetry/api';
-import type { LockAcquisitionEvent, LockLeaseEvent, LockWakeUps } from '../events/lock-event.types.js';
+import type { LockShapeFields, LockAcquisitionEvent, LockLeaseEvent, LockWakeUps } from '../events/lock-event.types.js';
 import type { LockEvents } from '../events/lock-events.js';
 import type { WatchdogStatus } from '../watchdog/lease.watchdog.js';
 import { leaseIdentity } from './lease-identity.js';
@@ -111,9 +111,12 @@ export class LockMetrics implements InstrumentedApplication {
     this.instruments.holdDuration.record(heldMs / 1000, { ...lease.attributes, [ATTRIBUTE.holdOutcome]: outcome });
   }
 
-  private attributes(e: { key: string; name: string | undefined }, extra?: string, value?: string): Attributes {
+  private attributes(e: { key: string; name: string | undefined } & LockShapeFields, extra?: string, value?: string): Attributes {
     const attributes = this.named(e.name);
     if (this.source.keyAttribute) attributes[ATTRIBUTE.key] = e.key;
+    // Read/write locks and semaphores only: plain series keep the attributes they always had.
+    if (e.shape !== undefined) attributes[ATTRIBUTE.shape] = e.shape;
+    if (e.permits !== undefined) attributes[ATTRIBUTE.permits] = e.permits;
     if (extra !== undefined) attributes[extra] = value;
     return attributes;
   }

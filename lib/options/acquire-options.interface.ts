@@ -18,6 +18,23 @@ export interface AcquireOptions {
    * @default true
    */
   autoRenew?: boolean;
+  /**
+   * A read/write lock: `'read'` shares the key with other readers, `'write'` holds it alone. A waiting
+   * writer keeps new readers out (writer-preferring), so a stream of readers cannot starve it. Every grant,
+   * either mode, has its own lease and a fencing token greater than every earlier grant of the key. A
+   * read inside a write (or plain) lock of the same key joins it with `reentrant`; a write inside a read is
+   * refused with `LockUpgradeError`. Not with a list of keys.
+   * @default undefined (a plain exclusive lock)
+   */
+  mode?: 'read' | 'write';
+  /**
+   * A semaphore: at most this many holders of the key at once, each with its own lease and fencing token;
+   * a holder that dies gives its permit back when its lease runs out. The number is the granting call's:
+   * changed for a key in use, it applies from the next grant (holders above a lowered number keep their
+   * permits until they release). Not with `mode`, nor with a list of keys.
+   * @default undefined (a plain exclusive lock)
+   */
+  permits?: number;
   /** Stops waiting; an attempt that succeeds after the abort is released at once. */
   signal?: AbortSignal;
   /**

@@ -13,7 +13,8 @@ import { nothingHeldLine } from './prefix-hint.js';
 const RUNBOOK_COMMAND_TIMEOUT_MS = 10_000;
 
 const USAGE = `Usage: nestjs-distributed-lock <command> ${RUNBOOK_STORES.map((s) => `--${s.flag} ${s.address}`).join(' | ')} [--prefix ${LOCK_MODULE_DEFAULTS.keyPrefix}]
-  list [glob]                                    held locks: key, holder, fencing token, TTL
+  list [glob]                                    held locks: key, holder, fencing token, TTL (readers, writers
+                                                 and permit holders one line each, named read/write/permits)
   inspect <key>                                  one lock (typed as stored, or as the user wrote it)
   force-release <key> [--fencing-token N] --confirm
                                                  delete a held lock (read the warning first); with
@@ -32,7 +33,9 @@ function describe(lock: RunbookLock): string {
   const stored = terminalSafe(lock.key);
   const shown = lock.displayKey === stored ? stored : `${stored} (${lock.displayKey})`;
   const matched = lock.matchedAs ? `\tmatched=${lock.matchedAs}` : '';
-  return `${shown}\tholder=${terminalSafe(lock.holder)}\tfencing=${lock.fencingToken}\tttl=${lock.ttlMs}ms${matched}`;
+  // A read/write lock or a semaphore is listed once per holder, each line naming its shape.
+  const shape = lock.shape === undefined ? '' : `\t${lock.shape}`;
+  return `${shown}${shape}\tholder=${terminalSafe(lock.holder)}\tfencing=${lock.fencingToken}\tttl=${lock.ttlMs}ms${matched}`;
 }
 
 /** The store the flags (or the environment) name; exactly one. */

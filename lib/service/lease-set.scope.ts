@@ -21,6 +21,8 @@ export interface LeaseSetScopeHost {
   acquireKey(key: string, options: AcquireOptions, waitMs: number): Promise<Lease>;
   /** The call's `waitMs`, or the module's. */
   waitMs(options: AcquireOptions): number;
+  /** Throws `LockUpgradeError` (or `LockReentryError`) when `lease`, held here, is a shape an exclusive key may not join. */
+  assertJoinable(key: string, lease: Lease): void;
 }
 
 /**
@@ -67,7 +69,11 @@ export class LeaseSetScopes {
       const holder = host.context.holding(key);
       if (holder && !options.reentrant) throw new LockReentryError(key);
       const frame = holder ?? (inTransaction ? host.owned.frameFor(key) : undefined);
-      if (frame) joined.set(key, frame);
+      if (frame) {
+        // Each key of a set is held exclusively: a read lease of it may not stand in (an upgrade).
+        host.assertJoinable(key, frame.lease);
+        joined.set(key, frame);
+      }
     }
     const fresh = keys.filter((key) => !joined.has(key));
     const acquired = fresh.length === 0 ? undefined : await acquireKeys(fresh, host.waitMs(options), this.acquireOne(options, inTransaction));

@@ -2,7 +2,6 @@ import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplica
 import { LeaseAcquirer } from '../acquisition/lease-acquirer.js';
 import { LocalFifo } from '../acquisition/local-fifo.js';
 import { ShutdownGate } from '../acquisition/shutdown-gate.js';
-import { LeaseLostError } from '../errors/lease-lost.error.js';
 import { LockReentryError } from '../errors/lock-reentry.error.js';
 import { LockEvents } from '../events/lock-events.js';
 import { LeaseContext } from '../lease/lease-context.js';
@@ -20,6 +19,11 @@ import { TransactionOwnedLeases } from '../transactions/transaction-owned-leases
 import { LeaseWatchdog, type WatchdogStatus } from '../watchdog/lease.watchdog.js';
 import { acquireKeys } from './lease-set.acquisition.js';
 import { LeaseSetScopes } from './lease-set.scope.js';
+import { LeaseScopes } from './lease.scope.js';
+import { reentryRefusal, ShapedLeases } from './shaped-leases.js';
+import { asksForShape } from '../options/lock-shape.option.js';
+import { LockConfigError } from '../errors/lock-config.error.js';
+import type { LockShape } from '../stores/lock-shape.js';
 
 export type { AcquireOptions } from '../options/acquire-options.interface.js';
 
@@ -43,6 +47,8 @@ export class LockService implements OnModuleInit, OnApplicationBootstrap, OnAppl
   private readonly deferral: LeaseDeferral;
   private readonly context: LeaseContext;
   private readonly acquirer: LeaseAcquirer;
+  private readonly scopes: LeaseScopes;
+  private readonly shaped: ShapedLeases;
   private readonly sets: LeaseSetScopes;
   private unregisterLeaseCheck?: () => void;
 
@@ -67,7 +73,7 @@ export class LockService implements OnModuleInit, OnApplicationBootstrap, OnAppl
         this.gate.changed();
       },
     };
-    this.acquirer = new LeaseAcquirer({
+    const acquirerContext = {
       options,
       store,
       events,
@@ -76,7 +82,17 @@ export class LockService implements OnModuleInit, OnApplicationBootstrap, OnAppl
       waiting: { store, events, options, waiters: new LocalFifo() },
       host,
       held: this.held,
-      assertNotHeldHere: (key) => this.assertNotHeldHere(key),
+      assertNotHeldHere: (key: string) => this.assertNotHeldHere(key, undefined),
+    };
+    this.acquirer = new LeaseAcquirer(acquirerContext);
+    this.shaped = new ShapedLeases(acquirerContext, (key, shape) => this.assertNotHeldHere(key, shape));
+    this.scopes = new LeaseScopes({
+      context: this.context,
+      deferral: this.deferral,
+      owned: this.owned,
+      isTransactionActive: () => options.transactionSynchronizer.isTransactionActive(),
+      acquireForScope: (key, acquireOptions) => this.acquireForScope(key, acquireOptions),
+      shapeOf: (lease) => this.shaped.shapeOf(lease),
     });
     this.sets = new LeaseSetScopes({
       context: this.context,
@@ -85,6 +101,10 @@ export class LockService implements OnModuleInit, OnApplicationBootstrap, OnAppl
       isTransactionActive: () => options.transactionSynchronizer.isTransactionActive(),
       acquireKey: (key, acquireOptions, waitMs) => this.acquirer.acquire(key, acquireOptions, waitMs, 'scope') as Promise<Lease>,
       waitMs: (acquireOptions) => acquireOptions.waitMs ?? options.waitMs,
+      assertJoinable: (key, lease) => {
+        const refusal = reentryRefusal(key, this.shaped.shapeOf(lease), undefined);
+        if (refusal) throw refusal;
+      },
     });
   }
 
@@ -124,6 +144,7 @@ export class LockService implements OnModuleInit, OnApplicationBootstrap, OnAppl
   acquire(keys: readonly string[], options?: AcquireOptions): Promise<LeaseSet>;
   acquire(key: string | readonly string[], options: AcquireOptions = NO_OPTIONS): Promise<Lease | LeaseSet> {
     if (isKeyList(key)) return this.acquireSet(key, options, 'acquire') as Promise<LeaseSet>;
+    if (asksForShape(options)) return this.shaped.acquire(key, options, options.waitMs ?? this.options.waitMs, 'acquire') as Promise<Lease>;
     return this.acquirer.acquire(key, options, options.waitMs ?? this.options.waitMs, 'acquire') as Promise<Lease>;
   }
 
@@ -133,6 +154,7 @@ export class LockService implements OnModuleInit, OnApplicationBootstrap, OnAppl
   tryAcquire(keys: readonly string[], options?: Omit<AcquireOptions, 'waitMs'>): Promise<LeaseSet | null>;
   tryAcquire(key: string | readonly string[], options: Omit<AcquireOptions, 'waitMs'> = NO_OPTIONS): Promise<Lease | LeaseSet | null> {
     if (isKeyList(key)) return this.acquireSet(key, options, 'try');
+    if (asksForShape(options)) return this.shaped.acquire(key, options, 0, 'try');
     return this.acquirer.acquire(key, options, 0, 'try');
   }
 
@@ -141,8 +163,9 @@ export class LockService implements OnModuleInit, OnApplicationBootstrap, OnAppl
    * chain and its transaction before any is taken.
    */
   private async acquireSet(keys: readonly string[], options: AcquireOptions, kind: 'try' | 'acquire'): Promise<LeaseSet | null> {
+    refuseShapeOfList(options);
     const ordered = lockOrder(keys);
-    for (const key of ordered) this.assertNotHeldHere(key);
+    for (const key of ordered) this.assertNotHeldHere(key, undefined);
     const waitMs = kind === 'try' ? 0 : (options.waitMs ?? this.options.waitMs);
     const perKey = kind === 'try' ? 'try' : 'scope';
     const got = await acquireKeys(ordered, waitMs, (key, remainingMs) => this.acquirer.acquire(key, options, remainingMs, perKey));
@@ -151,6 +174,7 @@ export class LockService implements OnModuleInit, OnApplicationBootstrap, OnAppl
 
   /** The lease of a scope (`withLock`, locked methods), whose caller looked for the key in its chain already. */
   private acquireForScope(key: string, options: AcquireOptions): Promise<Lease> {
+    if (asksForShape(options)) return this.shaped.acquire(key, options, options.waitMs ?? this.options.waitMs, 'scope') as Promise<Lease>;
     return this.acquirer.acquire(key, options, options.waitMs ?? this.options.waitMs, 'scope') as Promise<Lease>;
   }
 
@@ -163,35 +187,15 @@ export class LockService implements OnModuleInit, OnApplicationBootstrap, OnAppl
    */
   withLock<T>(key: string, fn: (lease: Lease) => Promise<T> | T): Promise<T>;
   withLock<T>(key: string, options: AcquireOptions, fn: (lease: Lease) => Promise<T> | T): Promise<T>;
-  async withLock<T>(
+  withLock<T>(
     key: string,
     optionsOrFn: AcquireOptions | ((lease: Lease) => Promise<T> | T),
     maybeFn?: (lease: Lease) => Promise<T> | T,
   ): Promise<T> {
     const options = typeof optionsOrFn === 'function' ? NO_OPTIONS : optionsOrFn;
     const fn = typeof optionsOrFn === 'function' ? optionsOrFn : maybeFn!;
-    const holder = this.context.holding(key);
-    if (holder) {
-      if (!options.reentrant) throw new LockReentryError(key);
-      return this.context.join(holder, async () => fn(holder.lease));
-    }
-    // Outside transactions (the common case) nothing below asks the synchronizer again.
-    if (!this.options.transactionSynchronizer.isTransactionActive()) return await this.runLocked(key, await this.acquireForScope(key, options), fn);
-    const owned = this.owned.frameFor(key);
-    if (owned) return this.context.join(owned, async () => fn(owned.lease));
-    const siblings = this.owned.watchSiblings(key, options.signal);
-    if (!siblings) return this.runLocked(key, await this.acquireForScope(key, options), fn);
-    let lease: Lease;
-    try {
-      lease = await this.acquireForScope(key, { ...options, signal: siblings.signal });
-    } catch (error) {
-      const frame = siblings.joinable(error);
-      if (!frame) throw error;
-      return this.context.join(frame, async () => fn(frame.lease));
-    } finally {
-      siblings.done();
-    }
-    return this.runLocked(key, lease, fn);
+    // LeaseScopes.run is async: whatever it throws reaches the caller as a rejection, as before.
+    return this.scopes.run(key, options, fn);
   }
 
   /**
@@ -208,32 +212,16 @@ export class LockService implements OnModuleInit, OnApplicationBootstrap, OnAppl
   ): Promise<T> {
     const options = typeof optionsOrFn === 'function' ? NO_OPTIONS : optionsOrFn;
     const fn = typeof optionsOrFn === 'function' ? optionsOrFn : maybeFn!;
+    refuseShapeOfList(options);
     return this.sets.run(lockOrder(keys), options, fn);
   }
 
-  private async runLocked<T>(key: string, lease: Lease, fn: (lease: Lease) => Promise<T> | T): Promise<T> {
-    let value: T | undefined;
-    let failed = false;
-    let failure: unknown;
-    const frame = this.context.open(lease);
-    try {
-      value = await this.context.runIn(frame, fn);
-    } catch (error) {
-      failed = true;
-      failure = error;
-    } finally {
-      this.context.close(frame);
-    }
-    // Released now, or held by the transaction the call ran in until it completes. A failed release is
-    // reported through the 'release-failed' event; the key expires on its own.
-    try {
-      await this.deferral.endScope(lease);
-    } catch (error) {
-      if (!(error instanceof LeaseLostError)) throw error;
-      throw new LeaseLostError(key, error.reason, failed ? { cause: failure } : undefined);
-    }
-    if (failed) throw failure;
-    return value as T;
+  /**
+   * @internal For the explorer, when it binds a locked method at startup: `LockConfigError` naming the
+   * shape and the store when the method asks for `mode` or `permits` and the store does not offer them.
+   */
+  assertShapeOffered(shape: LockShape, where: string): void {
+    this.shaped.assertOffered(shape, where);
   }
 
   /** The lease of the innermost locked scope (`withLock` or a locked method) running in this call chain. */
@@ -275,12 +263,20 @@ export class LockService implements OnModuleInit, OnApplicationBootstrap, OnAppl
    * A manual `acquire` of a key this call chain or its transaction already holds could only wait for
    * itself until `waitMs`: it fails at once instead (`withLock` and locked methods join those leases).
    */
-  private assertNotHeldHere(key: string): void {
-    if (this.context.holding(key)) throw new LockReentryError(key);
+  private assertNotHeldHere(key: string, shape: LockShape | undefined): void {
+    const holder = this.context.holding(key);
+    if (holder) throw reentryRefusal(key, this.shaped.shapeOf(holder.lease), shape) ?? new LockReentryError(key);
     if (this.options.transactionSynchronizer.isTransactionActive() && this.owned.frameFor(key)) {
       throw new LockReentryError(key, 'transaction');
     }
   }
+}
+
+/** Read/write locks and semaphores are one key each: a list asking for one is refused, never half-honoured. */
+function refuseShapeOfList(options: AcquireOptions): void {
+  if (!asksForShape(options)) return;
+  const option = options.mode === undefined ? 'permits' : 'mode';
+  throw new LockConfigError(option, options[option], 'a single key: read/write locks and semaphores do not take a list of keys');
 }
 
 /** A list of keys (several at once); anything else goes the single-key way, which says what is wrong with it. */

@@ -1,4 +1,7 @@
 import { Inject } from '@nestjs/common';
+import type { LockShape, LockShapeName } from './lock-shape.js';
+
+export type { LockShape, LockShapeName } from './lock-shape.js';
 
 /** The store granted the lock; `fencingToken` is greater than every earlier grant for the same key. */
 export interface LockGranted {
@@ -93,6 +96,11 @@ export interface HeldLock {
   readonly fencingToken: number;
   readonly ttlMs: number;
   readonly holder: string;
+  /**
+   * For a read/write lock or a semaphore: the shape of this hold ('read', 'write', 'permits'); such a key
+   * is listed once per holder, each with its own token and TTL. Absent for a plain lock.
+   */
+  readonly shape?: LockShapeName;
 }
 
 /**
@@ -102,6 +110,15 @@ export interface HeldLock {
 export interface LockStore {
   /** Creates the key with its TTL and issues the fencing token in one atomic step. */
   acquire(key: string, token: string, leaseMs: number, holder: string): Promise<AcquireResult>;
+  /**
+   * Optional, the capability of read/write locks and semaphores: one grant of `key` in `shape` (see
+   * {@link LockShape}), with its own TTL and a fencing token from the counter plain grants of the key use,
+   * in one atomic step; holds whose TTL ran out are given back inside that step. A store that offers it
+   * releases and renews such a grant through `release` and `renew` by its token, like a plain one, and a
+   * plain lock and a shaped one on the same key exclude each other. `LockService` refuses `mode` and
+   * `permits` with `LockConfigError` on a store without it.
+   */
+  acquireShared?(key: string, shape: LockShape, token: string, leaseMs: number, holder: string): Promise<AcquireResult>;
   /**
    * Deletes the key if `token` still owns it. With `keepMs > 0` the key is kept that much longer instead
    * (minimum hold for cron de-duplication). Returns false when the token no longer owned the key.

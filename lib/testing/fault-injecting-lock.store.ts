@@ -25,6 +25,8 @@ export class FaultInjectingLockStore implements LockStore {
   /** The wrapped store's, when it has one: the first attempt is made where it would be. */
   readonly queuesAtOnce?: (key: string) => boolean;
   /** Faults covering new calls. */
+  /** Present when `inner` offers read/write locks and semaphores (see `LockStore.acquireShared`). */
+  readonly acquireShared?: LockStore['acquireShared'];
   private readonly faults = new Set<Fault>();
   /** Every fault injected since the last restoreAll(), so hung calls are always answered in the end. */
   private readonly injected = new Set<Fault>();
@@ -41,6 +43,14 @@ export class FaultInjectingLockStore implements LockStore {
       };
     }
     if (inner.queuesAtOnce) this.queuesAtOnce = inner.queuesAtOnce.bind(inner);
+    const shared = inner.acquireShared?.bind(inner);
+    if (shared) {
+      // Read/write locks and semaphores fail as acquisitions do (a fault on 'acquire' covers them).
+      this.acquireShared = async (key, shape, token, leaseMs, holder) => {
+        await this.check('acquire', key);
+        return shared(key, shape, token, leaseMs, holder);
+      };
+    }
   }
 
   /** Injects a fault; it lasts until `restore()`, the end of a `using` block, or `times` failed calls. */

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { lockShapeOption } from '../options/lock-shape.option.js';
 import { LockConfigError } from '../errors/lock-config.error.js';
 import type { LockEventMap, LockEventName, LockLostEvent } from '../events/lock-event.types.js';
 import { LockEvents } from '../events/lock-events.js';
@@ -25,6 +26,10 @@ export interface ForeignHoldOptions {
   readonly leaseMs?: number;
   /** @default 'another-instance' */
   readonly holder?: string;
+  /** Hold the key as a reader or a writer of a read/write lock (`AcquireOptions.mode`). */
+  readonly mode?: 'read' | 'write';
+  /** Hold one permit of a semaphore of this many (`AcquireOptions.permits`). */
+  readonly permits?: number;
 }
 
 /** Options of {@link LockTestKit.loseLease}. */
@@ -73,7 +78,10 @@ export class LockTestKit {
     const { inner } = this.store;
     const token = randomUUID();
     const holder = options.holder ?? 'another-instance';
-    const result = await inner.acquire(key, token, options.leaseMs ?? 60_000, holder);
+    const leaseMs = options.leaseMs ?? 60_000;
+    const shape = lockShapeOption(options);
+    if (shape && !inner.acquireShared) throw new LockConfigError(shape.permits === undefined ? 'mode' : 'permits', shape.permits ?? shape.mode, 'a store with read/write locks and semaphores');
+    const result = shape ? await inner.acquireShared!(key, shape, token, leaseMs, holder) : await inner.acquire(key, token, leaseMs, holder);
     if (!result.acquired) {
       throw new LockConfigError('key', key, `a free key (it is held, for ${result.ttlMs} ms more)`);
     }

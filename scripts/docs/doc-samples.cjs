@@ -16,6 +16,7 @@ const DOC_PAGES = new Map([
   ['docs/etcd.md', 'etcd'],
   ['docs/fencing.md', 'fencing'],
   ['docs/health.md', 'health'],
+  ['docs/lock-shapes.md', 'lock-shapes'],
   ['docs/observability.md', 'observability'],
   ['docs/redlock.md', 'redlock'],
   ['docs/stores.md', 'stores'],

@@ -84,6 +84,30 @@ class UnknownPolicy {
   async run(): Promise<void> {}
 }
 
+@Injectable()
+class MisspelledMode {
+  @DistributedLock('k', { mode: 'reed' as 'read' })
+  async run(): Promise<void> {}
+}
+
+@Injectable()
+class NoPermits {
+  @DistributedLock({ key: 'k', permits: 0 })
+  async run(): Promise<void> {}
+}
+
+@Injectable()
+class ModeAndPermits {
+  @DistributedLock({ key: 'k', mode: 'read', permits: 2 })
+  async run(): Promise<void> {}
+}
+
+@Injectable()
+class SharedKeys {
+  @DistributedLock({ keys: ['a', 'b'], mode: 'read' as never })
+  async run(): Promise<void> {}
+}
+
 describe('@DistributedLock problems are startup errors naming class and method', () => {
   it.each([
     [SyncTotals, /SyncTotals\.sum.*sync method declared to return Number.*async/],
@@ -99,6 +123,10 @@ describe('@DistributedLock problems are startup errors naming class and method',
     [TinyLease, /"leaseMs of @DistributedLock on TinyLease\.run" = 5/],
     [FractionalHold, /"minHoldMs of @DistributedLock on FractionalHold\.run" = 1\.5/],
     [UnknownPolicy, /"onLocked of @DistributedLock on UnknownPolicy\.run" = "ignore"/],
+    [MisspelledMode, /"mode of @DistributedLock on MisspelledMode\.run" = "reed": expected 'read' or 'write'/],
+    [NoPermits, /"permits of @DistributedLock on NoPermits\.run" = 0: expected a whole number of permits, at least 1/],
+    [ModeAndPermits, /"mode of @DistributedLock on ModeAndPermits\.run".*not both/],
+    [SharedKeys, /"mode of @DistributedLock on SharedKeys\.run" = "read".*a single key/],
   ])('rejects invalid options: %p', async (provider, message) => {
     expect((await startupError(provider)).message).toMatch(message);
   });

@@ -26,6 +26,16 @@ describe('runbook CLI', () => {
     await lease.release();
   });
 
+  it('lists each reader and each permit holder on a line of its own, named by its shape', async () => {
+    const readers = [await app.locks.acquire('report', { mode: 'read' }), await app.locks.acquire('report', { mode: 'read' })];
+    const permit = await app.locks.acquire('partner', { permits: 5 });
+    const result = await runbookCli(['list', '--redis', redisUrl(), '--prefix', prefix]);
+    expect(result).toMatchObject({ code: 0 });
+    for (const lease of readers) expect(result.stdout).toContain(`report\tread\tholder=pod-b\tfencing=${lease.fencingToken}`);
+    expect(result.stdout).toContain(`partner\tpermits\tholder=pod-b\tfencing=${permit.fencingToken}`);
+    await Promise.all([...readers, permit].map((lease) => lease.release()));
+  });
+
   it.each([
     [['list', '--redis', 'x', '--prefx', 'lock:']],
     [['list', '--reddis=redis://127.0.0.1:6379']],

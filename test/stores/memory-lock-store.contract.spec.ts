@@ -1,8 +1,11 @@
 import { MemoryLockStore } from '../../lib/index';
 import { createLockApp } from '../support/lock-app';
 import { describeLockStoreContract } from './lock-store.contract';
+import { describeSharedLockStoreContract } from './shared-lock-store.contract';
 
 describeLockStoreContract('MemoryLockStore', async () => ({ store: new MemoryLockStore({ keyPrefix: 'contract:' }) }));
+
+describeSharedLockStoreContract('MemoryLockStore', async () => ({ store: new MemoryLockStore({ keyPrefix: 'contract:' }) }));
 
 describe('MemoryLockStore namespaces: the process and the key prefix', () => {
   it('makes two applications in one process with the same prefix exclude each other, as two pods on one Redis do', async () => {

@@ -3,8 +3,16 @@ import { RedisLockStore } from '../../lib/stores/redis/redis-lock.store';
 import { createRedisConnection } from '../../lib/stores/redis/connection/redis-client.factory';
 import { redisUrl, testPrefix } from '../support/test-prefix';
 import { describeLockStoreContract } from './lock-store.contract';
+import { describeSharedLockStoreContract } from './shared-lock-store.contract';
 
 describeLockStoreContract('RedisLockStore', async () => ({
+  store: new RedisLockStore(createRedisConnection(redisUrl()), {
+    keyPrefix: testPrefix(__filename),
+    commandTimeoutMs: 5_000,
+  }),
+}));
+
+describeSharedLockStoreContract('RedisLockStore', async () => ({
   store: new RedisLockStore(createRedisConnection(redisUrl()), {
     keyPrefix: testPrefix(__filename),
     commandTimeoutMs: 5_000,

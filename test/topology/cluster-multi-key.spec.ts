@@ -1,22 +1,12 @@
 import { join } from 'node:path';
-import calculateSlot from 'cluster-key-slot';
 import { Redis } from 'ioredis';
 import { LockNotAcquiredError } from '../../lib/index';
-import type { RedisCluster } from '../../scripts/servers/redis-cluster';
 import { exitOf, forkWorker } from '../support/child-process';
 import { createLockApp } from '../support/lock-app';
 import { redisUrl, testPrefix } from '../support/test-prefix';
-import { clusterOption, lazyCluster } from './support/topology-fixtures';
+import { clusterOption, keysOnTwoMasters, lazyCluster } from './support/topology-fixtures';
 
 const startCluster = lazyCluster({ masters: 3, replicasPerMaster: 0 });
-
-/** Two keys (with `prefix`) that different masters serve: no single script could touch both. */
-async function keysOnTwoMasters(cluster: RedisCluster, prefix: string, stem: string): Promise<[string, string]> {
-  const masterOf = async (key: string): Promise<string> => (await cluster.shardOf(calculateSlot(`${prefix}${key}`))).master.id;
-  const first = `${stem}:0`;
-  const firstMaster = await masterOf(first);
-  for (let i = 1; ; i++) if ((await masterOf(`${stem}:${i}`)) !== firstMaster) return [first, `${stem}:${i}`];
-}
 
 describe('several keys at once on a Redis Cluster', () => {
   const prefix = testPrefix(__filename);

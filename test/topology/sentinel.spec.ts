@@ -3,6 +3,7 @@ import { createRedisConnection } from '../../lib/stores/redis/connection/redis-c
 import { RedisLockStore } from '../../lib/stores/redis/redis-lock.store';
 import { askRedis, waitFor } from '../../scripts/servers/server-probes';
 import { describeLockStoreContract } from '../stores/lock-store.contract';
+import { describeSharedLockStoreContract } from '../stores/shared-lock-store.contract';
 import { createLockApp } from '../support/lock-app';
 import { testPrefix } from '../support/test-prefix';
 import { runIncrementWorkers } from './support/increment-workers';
@@ -14,6 +15,14 @@ describeLockStoreContract('RedisLockStore behind Sentinel (redis: { sentinels, n
   const group = await startGroup();
   return {
     store: new RedisLockStore(createRedisConnection(sentinelOption(group)), { keyPrefix: testPrefix(__filename), commandTimeoutMs: 5_000 }),
+  };
+});
+
+// Read/write locks and semaphores: one key each, so behind Sentinel exactly as on one server.
+describeSharedLockStoreContract('RedisLockStore behind Sentinel', async () => {
+  const group = await startGroup();
+  return {
+    store: new RedisLockStore(createRedisConnection(sentinelOption(group)), { keyPrefix: `${testPrefix(__filename)}shared:`, commandTimeoutMs: 5_000 }),
   };
 });
 

@@ -2,7 +2,8 @@ import { EventEmitter } from 'node:events';
 import { processWide } from '../../support/process-wide.js';
 import { globToRegExp } from '../key-glob.js';
 import { assertOwnershipToken } from '../ownership-token.js';
-import type { AcquireResult, ForceReleaseResult, HeldLock, LockStore, RenewOutcome, RenewRequest } from '../lock-store.interface.js';
+import type { AcquireResult, ForceReleaseResult, HeldLock, LockShape, LockStore, RenewOutcome, RenewRequest } from '../lock-store.interface.js';
+import { MemorySharedHolds } from './memory-shared-holds.js';
 
 interface MemoryEntry {
   readonly token: string;
@@ -15,6 +16,8 @@ interface MemoryEntry {
 interface MemoryNamespace {
   readonly entries: Map<string, MemoryEntry>;
   readonly releases: EventEmitter;
+  /** Read/write locks and semaphores; a key is either here or in `entries`, never both. */
+  readonly shared: MemorySharedHolds;
   lastFencingToken: number;
   acquisitions: number;
 }
@@ -33,7 +36,15 @@ const namespaces = processWide('memory-namespaces', () => new Map<string, Memory
 function namespaceOf(keyPrefix: string): MemoryNamespace {
   let namespace = namespaces.get(keyPrefix);
   if (!namespace) {
-    namespace = { entries: new Map(), releases: new EventEmitter().setMaxListeners(0), lastFencingToken: 0, acquisitions: 0 };
+    const created: MemoryNamespace = {
+      entries: new Map(),
+      releases: new EventEmitter().setMaxListeners(0),
+      // Same hybrid clock as the Redis store, so tokens look alike whichever store issued them.
+      shared: new MemorySharedHolds((now) => (created.lastFencingToken = Math.max(created.lastFencingToken + 1, now * 1000))),
+      lastFencingToken: 0,
+      acquisitions: 0,
+    };
+    namespace = created;
     namespaces.set(keyPrefix, namespace);
   }
   return namespace;
@@ -70,17 +81,32 @@ export class MemoryLockStore implements LockStore {
     const current = this.live(key, now);
     if (current?.token === token) return { acquired: true, fencingToken: current.fencingToken };
     if (current) return { acquired: false, ttlMs: current.expiresAt - now };
-    // Same hybrid clock as the Redis store, so tokens look alike whichever store issued them.
+    const sharedUntil = ns.shared.heldUntil(key, now);
+    if (sharedUntil !== undefined) return { acquired: false, ttlMs: sharedUntil - now };
     const fencingToken = Math.max(ns.lastFencingToken + 1, now * 1000);
     ns.lastFencingToken = fencingToken;
     ns.entries.set(key, { token, fencingToken, holder, expiresAt: now + leaseMs });
     return { acquired: true, fencingToken };
   }
 
+  /** Read/write locks and semaphores (see memory-shared-holds.ts); a plain hold of the key turns every shape away. */
+  async acquireShared(key: string, shape: LockShape, token: string, leaseMs: number, holder: string): Promise<AcquireResult> {
+    assertOwnershipToken(token);
+    if (++this.namespace.acquisitions % SWEEP_EVERY === 0) this.sweep();
+    const now = Date.now();
+    const plain = this.live(key, now);
+    if (plain) return { acquired: false, ttlMs: plain.expiresAt - now };
+    return this.namespace.shared.acquire(key, shape, token, leaseMs, holder, now);
+  }
+
   async release(key: string, token: string, keepMs: number): Promise<boolean> {
     const now = Date.now();
     const entry = this.live(key, now);
-    if (entry?.token !== token) return false;
+    if (entry?.token !== token) {
+      const released = this.namespace.shared.release(key, token, keepMs, now);
+      if (released && keepMs <= 0) this.namespace.releases.emit(key);
+      return released ?? false;
+    }
     if (keepMs > 0) {
       entry.expiresAt = now + keepMs;
       return true;
@@ -94,7 +120,7 @@ export class MemoryLockStore implements LockStore {
     const now = Date.now();
     return requests.map(({ key, token, leaseMs }) => {
       const entry = this.live(key, now);
-      if (entry?.token !== token) return false;
+      if (entry?.token !== token) return this.namespace.shared.renew(key, token, leaseMs, now);
       entry.expiresAt = now + leaseMs;
       return true;
     });
@@ -113,7 +139,7 @@ export class MemoryLockStore implements LockStore {
   async inspect(key: string): Promise<HeldLock | null> {
     const now = Date.now();
     const entry = this.live(key, now);
-    return entry ? describe(key, entry, now) : null;
+    return entry ? describe(key, entry, now) : (this.namespace.shared.describe(key, now)[0] ?? null);
   }
 
   async list(match = '*'): Promise<HeldLock[]> {
@@ -124,18 +150,30 @@ export class MemoryLockStore implements LockStore {
       const entry = this.live(key, now);
       if (entry && pattern.test(key)) held.push(describe(key, entry, now));
     }
+    for (const key of [...this.namespace.shared.keys()]) if (pattern.test(key)) held.push(...this.namespace.shared.describe(key, now));
     return held.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   }
 
   async forceRelease(key: string, fencingToken?: number): Promise<ForceReleaseResult> {
     const now = Date.now();
     const entry = this.live(key, now);
-    if (!entry) return { released: false, reason: 'not-held' };
+    if (!entry) return this.forceReleaseShared(key, fencingToken, now);
     const lock = describe(key, entry, now);
     if (fencingToken !== undefined && entry.fencingToken !== fencingToken) {
       return { released: false, reason: 'fencing-mismatch', current: lock };
     }
     this.namespace.entries.delete(key);
+    this.namespace.releases.emit(key);
+    return { released: true, lock };
+  }
+
+  /** Every hold of a shared key, or (with `fencingToken`) the one hold under that token. */
+  private forceReleaseShared(key: string, fencingToken: number | undefined, now: number): ForceReleaseResult {
+    const holds = this.namespace.shared.describe(key, now);
+    const lock = fencingToken === undefined ? holds[0] : holds.find((hold) => hold.fencingToken === fencingToken);
+    if (!lock) return holds[0] ? { released: false, reason: 'fencing-mismatch', current: holds[0] } : { released: false, reason: 'not-held' };
+    if (fencingToken === undefined) this.namespace.shared.delete(key);
+    else this.namespace.shared.dropHold(key, fencingToken, now);
     this.namespace.releases.emit(key);
     return { released: true, lock };
   }
@@ -160,6 +198,7 @@ export class MemoryLockStore implements LockStore {
   private sweep(): void {
     const now = Date.now();
     for (const [key, entry] of this.namespace.entries) if (entry.expiresAt <= now) this.namespace.entries.delete(key);
+    for (const key of [...this.namespace.shared.keys()]) this.namespace.shared.live(key, now);
   }
 }
 

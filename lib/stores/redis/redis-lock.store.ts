@@ -6,6 +6,7 @@ import type {
   AcquireResult,
   ForceReleaseResult,
   HeldLock,
+  LockShape,
   LockStore,
   PrefixSurvey,
   PrefixSurveyLimits,
@@ -26,8 +27,10 @@ import { RedisKeyLayout } from './redis-key-layout.js';
 import { RedisRenewals } from './renewals/redis-renewals.js';
 import { ACQUIRE_IF_NO_QUEUE_SCRIPT } from './scripts/acquire-queued.script.js';
 import { ACQUIRE_SCRIPT, parseAcquireReply, type AcquireInput } from './scripts/acquire.script.js';
+import { SHARED_ACQUIRE_SCRIPT, type SharedAcquireInput } from './scripts/shared-acquire.script.js';
 import { FORCE_RELEASE_SCRIPT } from './scripts/force-release.script.js';
 import { INSPECT_SCRIPT } from './scripts/inspect.script.js';
+import { INSPECT_SHARED_SCRIPT } from './scripts/inspect-shared.script.js';
 import { LOCK_VALUE_SEPARATOR } from './scripts/lock-value.js';
 import { MARK_WAITED_FOR_SCRIPT } from './scripts/mark-waited-for.script.js';
 import { withParse, type RedisScript, type SentScript } from './scripts/redis-script.js';
@@ -102,6 +105,15 @@ export class RedisLockStore implements LockStore {
     }
   }
 
+  /** Read/write locks and semaphores: one hash at the lock key (see scripts/shared-hold.lua.ts). */
+  acquireShared(key: string, shape: LockShape, token: string, leaseMs: number, holder: string): Promise<AcquireResult> {
+    if (token === '' || token.includes(LOCK_VALUE_SEPARATOR)) return Promise.reject(tokenError(token));
+    const lockKey = this.layout.lockKey(key);
+    const input: SharedAcquireInput = { lockKey, fenceKey: this.layout.fenceKey(lockKey), token, leaseMs, holder, clockMicros: clockMicros(), shape };
+    if (this.commands.acknowledgement) return this.acquireAcknowledged(key, SHARED_ACQUIRE_SCRIPT, input);
+    return this.commands.runScript('acquire', key, SHARED_ACQUIRE_SCRIPT, input, this.cleanUpAcquire);
+  }
+
   acquire(key: string, token: string, leaseMs: number, holder: string): Promise<AcquireResult> {
     if (token === '' || token.includes(LOCK_VALUE_SEPARATOR)) return Promise.reject(tokenError(token));
     const lockKey = this.layout.lockKey(key);
@@ -112,7 +124,7 @@ export class RedisLockStore implements LockStore {
       return this.commands.runScript('acquire', key, ACQUIRE_IF_NO_QUEUE_SCRIPT, input, this.cleanUpAcquire);
     }
     const input: AcquireInput = { lockKey, fenceKey: this.layout.fenceKey(lockKey), token, leaseMs, holder, clockMicros: clockMicros() };
-    if (this.commands.acknowledgement) return this.acquireAcknowledged(key, input);
+    if (this.commands.acknowledgement) return this.acquireAcknowledged(key, ACQUIRE_SCRIPT, input);
     return this.commands.runScript('acquire', key, ACQUIRE_SCRIPT, input, this.cleanUpAcquire);
   }
 
@@ -128,8 +140,12 @@ export class RedisLockStore implements LockStore {
     call.reply.then((reply) => parseAcquireReply(reply).acquired && this.release(call.key, token, 0)).catch(ignore);
   };
 
-  private async acquireAcknowledged(key: string, input: AcquireInput): Promise<AcquireResult> {
-    const { result, acknowledged, waitRefused } = await this.commands.runAcknowledged('acquire', key, ACQUIRE_SCRIPT, input, this.cleanUpAcquire);
+  private async acquireAcknowledged<Input extends { readonly lockKey: string; readonly token: string }>(
+    key: string,
+    script: RedisScript<Input, AcquireResult>,
+    input: Input,
+  ): Promise<AcquireResult> {
+    const { result, acknowledged, waitRefused } = await this.commands.runAcknowledged('acquire', key, script, input, this.cleanUpAcquire);
     const { replicas, timeoutMs } = this.commands.acknowledgement!;
     if (!result.acquired || acknowledged >= replicas) return result;
     // A grant only the primary has would vanish with it: not reported as held (Redisson's synced writes).
@@ -190,7 +206,10 @@ export class RedisLockStore implements LockStore {
   async inspect(key: string): Promise<HeldLock | null> {
     const lockKey = this.layout.lockKey(key);
     const state = await this.commands.runScript('inspect', key, INSPECT_SCRIPT, { lockKey });
-    return state && { key, ...state };
+    if (state) return { key, ...state };
+    // Not a plain lock: perhaps a read/write lock or a semaphore (the runbook's path, not a hot one).
+    const [first] = await this.commands.runScript('inspect', key, INSPECT_SHARED_SCRIPT, { lockKey });
+    return first ? { key, ...first } : null;
   }
 
   async list(match = '*'): Promise<HeldLock[]> {
@@ -201,6 +220,7 @@ export class RedisLockStore implements LockStore {
       if (key === undefined) continue;
       const state = await this.commands.runScript('inspect', key, INSPECT_SCRIPT, { lockKey: redisKey });
       if (state) held.push({ key, ...state });
+      else for (const hold of await this.commands.runScript('inspect', key, INSPECT_SHARED_SCRIPT, { lockKey: redisKey })) held.push({ key, ...hold });
     }
     return held.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   }

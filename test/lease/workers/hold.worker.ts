@@ -10,13 +10,14 @@ import { workerLockOptions } from './worker-store';
  * (Redis by default) comes from the environment, see worker-store.ts.
  */
 async function main(): Promise<void> {
-  const [prefix, key, leaseMs, waitMs = '0'] = process.argv.slice(2) as [string, string, string, string?];
+  // `shape`: JSON acquire options of a read/write lock or a semaphore (`{"mode":"read"}`, `{"permits":2}`).
+  const [prefix, key, leaseMs, waitMs = '0', shape = '{}'] = process.argv.slice(2) as [string, string, string, string?, string?];
 
   @Module({ imports: [DistributedLockModule.forRoot(workerLockOptions(prefix))] })
   class HolderModule {}
 
   const app = await NestFactory.createApplicationContext(HolderModule, { logger: false });
-  const lease = await app.get(LockService).acquire(key, { leaseMs: Number(leaseMs), waitMs: Number(waitMs) });
+  const lease = await app.get(LockService).acquire(key, { ...JSON.parse(shape), leaseMs: Number(leaseMs), waitMs: Number(waitMs) });
   process.send!({ held: true, fencingToken: lease.fencingToken });
   setInterval(() => undefined, 1_000);
 }

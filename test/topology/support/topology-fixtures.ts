@@ -1,3 +1,4 @@
+import calculateSlot from 'cluster-key-slot';
 import { startRedisCluster, type RedisCluster, type RedisClusterOptions } from '../../../scripts/servers/redis-cluster';
 import { startRedisSentinel, type RedisSentinelGroup, type RedisSentinelOptions } from '../../../scripts/servers/redis-sentinel';
 
@@ -29,4 +30,12 @@ export function clusterOption(cluster: RedisCluster): { cluster: Array<{ host: s
 /** ioredis' Sentinel options for a local group. */
 export function sentinelOption(group: RedisSentinelGroup): { sentinels: Array<{ host: string; port: number }>; name: string } {
   return { sentinels: group.sentinels.map(({ host, port }) => ({ host, port })), name: group.name };
+}
+
+/** Two keys (with `prefix`) that different masters serve: no single script could touch both. */
+export async function keysOnTwoMasters(cluster: RedisCluster, prefix: string, stem: string): Promise<[string, string]> {
+  const masterOf = async (key: string): Promise<string> => (await cluster.shardOf(calculateSlot(`${prefix}${key}`))).master.id;
+  const first = `${stem}:0`;
+  const firstMaster = await masterOf(first);
+  for (let i = 1; ; i++) if ((await masterOf(`${stem}:${i}`)) !== firstMaster) return [first, `${stem}:${i}`];
 }

@@ -1,6 +1,7 @@
 import { lockStateLua } from './lock-state.lua.js';
 import { queueNamesLua, recheckFirstLua } from './queue.lua.js';
 import { defineScript, publishingLua } from './redis-script.js';
+import { forceReleaseSharedLua } from './shared-hold.lua.js';
 
 /**
  * KEYS[1] lock key. ARGV[1] the fencing token the operator saw ('' for any), ARGV[2] the slot tag of the
@@ -10,11 +11,15 @@ import { defineScript, publishingLua } from './redis-script.js';
  * retrying on notifications through the release channel, and the first one of the fair queue, if any,
  * which looks again at once and takes the key. Unless ARGV[1] names another grant than the one holding the
  * key now (compare-and-delete: a holder that took over after the operator looked stays). Returns {taken,
- * fencing token, holder, ttl} of the lock it found, or false when the key was not held.
+ * fencing token, holder, ttl} of the lock it found, or false when the key was not held. A read/write lock
+ * or a semaphore (a hash, see shared-hold.lua.ts) loses the hold granted under ARGV[1], or every hold.
  */
 function forceReleaseLua(publish: string): string {
   return `${lockStateLua('KEYS[1]')}
-if not fence then return false end
+if not fence then
+  ${queueNamesLua('KEYS[1]', 'ARGV[2]', 'ARGV[3]')}
+  ${forceReleaseSharedLua(publish)}
+end
 local ttl = redis.call('PTTL', KEYS[1])
 if ARGV[1] ~= '' and fence ~= ARGV[1] then
   return {0, fence, holder, ttl}

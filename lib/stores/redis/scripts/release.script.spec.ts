@@ -16,6 +16,27 @@ describe('release script', () => {
   };
   afterAll(() => fixture.close());
 
+  it('releases one hold of a read/write lock or semaphore hash by its token, announces it, and deletes the key with the last hold', async () => {
+    const lock = fixture.lock();
+    const far = Date.now() + 60_000;
+    await redis.multi().hset(lock.lockKey, 'm', 'p', '#a', `${far}|5|host:1`, '#b', `${far}|6|host:2`).pexpire(lock.lockKey, 60_000).exec();
+    const channel = await listenTo(lock.releaseChannel);
+    try {
+      const heard = channel.next();
+      expect(await release(lock, 'nobody')).toBe(false);
+      expect(await release(lock, 'a')).toBe(true);
+      await heard;
+      expect(await redis.hkeys(lock.lockKey)).toEqual(['m', '#b']);
+      expect(await release(lock, 'a')).toBe(false);
+      expect(await release(lock, 'b', 5_000)).toBe(true);
+      expect(await redis.hexists(lock.lockKey, '#b')).toBe(1);
+      expect(await release(lock, 'b')).toBe(true);
+      expect(await redis.exists(lock.lockKey)).toBe(0);
+    } finally {
+      channel.close();
+    }
+  });
+
   it('deletes the key only for its own token, and a token that is a prefix of it is not it', async () => {
     const lock = fixture.lock();
     await redis.set(lock.lockKey, lockValue('-', 'token-12', 5), 'PX', 10_000);

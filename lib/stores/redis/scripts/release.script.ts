@@ -1,5 +1,6 @@
 import { handOffLua, queueNamesLua, recheckFirstLua } from './queue.lua.js';
 import { heldByLua } from './lock-value.js';
+import { releaseSharedLua } from './shared-hold.lua.js';
 import { defineScript, publishingLua } from './redis-script.js';
 
 /**
@@ -18,13 +19,21 @@ import { defineScript, publishingLua } from './redis-script.js';
  *   extends the lease to its full length through its watchdog when it needs it. When the queue turns out
  *   empty, the key is deleted and announced as for `w`.
  *
+ * A hash at the lock key is a read/write lock or a semaphore (see shared-hold.lua.ts): its hold of the token
+ * is released there, and the release announced.
+ *
  * Every name the script builds (queue, fencing counter, channels) carries the lock key's slot tag, so a
  * Cluster node serves all of them.
  */
 function releaseLua(publish: string): string {
   return `
 local value = redis.pcall('GET', KEYS[1])
-if type(value) ~= 'string' then return 0 end
+if type(value) ~= 'string' then
+  if type(value) ~= 'table' then return 0 end
+  local tag, plength = string.match(ARGV[3], '^([^:]*):(%d+):')
+  ${queueNamesLua('KEYS[1]', 'tag', 'plength')}
+  ${releaseSharedLua(publish)}
+end
 if not ${heldByLua('value', 'ARGV[1]')} then return 0 end
 local flag = string.byte(value)
 local keep = tonumber(ARGV[2])

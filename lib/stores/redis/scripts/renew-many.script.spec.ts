@@ -30,4 +30,25 @@ describe('renew-many script', () => {
     expect(await redis.pttl(prefix.lockKey)).toBeLessThanOrEqual(1_000);
     expect(await redis.exists(missing.lockKey)).toBe(0);
   });
+
+  it('renews the token’s own hold in a read/write lock or semaphore hash, never an expired one, and keeps the key alive as long', async () => {
+    const shared = fixture.lock();
+    const far = Date.now() + 1_000;
+    await redis
+      .multi()
+      .hset(shared.lockKey, 'm', 'r', '#live', `${far}|5|host:1`, '#dead', `1|4|host:2`)
+      .pexpire(shared.lockKey, 1_000)
+      .exec();
+    const replies = await commands.runScript('renew', 'batch', RENEW_MANY_SCRIPT, [
+      { lockKey: shared.lockKey, token: 'live', leaseMs: 60_000 },
+      { lockKey: shared.lockKey, token: 'dead', leaseMs: 60_000 },
+      { lockKey: shared.lockKey, token: 'nobody', leaseMs: 60_000 },
+    ]);
+    expect(replies).toEqual(['renewed', 'not-ours', 'not-ours']);
+    const [deadline, rest] = (await redis.hget(shared.lockKey, '#live'))!.split(/\|(.*)/) as [string, string];
+    expect(Number(deadline)).toBeGreaterThan(far + 50_000);
+    expect(rest).toBe('5|host:1');
+    expect(await redis.hget(shared.lockKey, '#dead')).toBe('1|4|host:2');
+    expect(await redis.pttl(shared.lockKey)).toBeGreaterThan(50_000);
+  });
 });

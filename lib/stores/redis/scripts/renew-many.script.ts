@@ -1,4 +1,5 @@
 import { heldByLua } from './lock-value.js';
+import { RENEW_SHARED_LUA } from './shared-hold.lua.js';
 import { defineScript } from './redis-script.js';
 
 /**
@@ -8,7 +9,7 @@ import { defineScript } from './redis-script.js';
 const OWNED_BY = `
 local function owned(value, token)
   return type(value) == 'string' and ${heldByLua('value', 'token')}
-end`;
+end${RENEW_SHARED_LUA}`;
 
 /**
  * KEYS[i] lock keys; ARGV[2i-1] token and ARGV[2i] lease ms for KEYS[i].
@@ -16,14 +17,18 @@ end`;
  * One call renews a whole batch, which is what keeps the watchdog's traffic at one command per interval.
  * PEXPIRE only ever touches an existing key whose token matches, so a renewal can neither re-create a
  * released key nor extend somebody else's. A value this library did not write (WRONGTYPE included) is not
- * ours.
+ * ours. A hash at a key is a read/write lock or a semaphore (WRONGTYPE for GET): the token's own hold in it
+ * is renewed (see shared-hold.lua.ts), off the plain path.
  */
 const singleNodeLua = `${OWNED_BY}
 local renewed = {}
 for i, key in ipairs(KEYS) do
-  if owned(redis.pcall('GET', key), ARGV[2 * i - 1]) then
+  local value = redis.pcall('GET', key)
+  if owned(value, ARGV[2 * i - 1]) then
     redis.call('PEXPIRE', key, ARGV[2 * i])
     renewed[i] = 1
+  elseif type(value) == 'table' then
+    renewed[i] = renewShared(key, ARGV[2 * i - 1], ARGV[2 * i])
   else
     renewed[i] = 0
   end
@@ -86,6 +91,8 @@ for i = 1, #ARGV, 3 do
   elseif owned(value, ARGV[i + 1]) then
     redis.call('PEXPIRE', ARGV[i], ARGV[i + 2])
     renewed[#renewed + 1] = 1
+  elseif type(value) == 'table' then
+    renewed[#renewed + 1] = renewShared(ARGV[i], ARGV[i + 1], ARGV[i + 2])
   else
     renewed[#renewed + 1] = 0
   end

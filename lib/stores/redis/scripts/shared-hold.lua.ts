@@ -1,0 +1,146 @@
+/**
+ * Lua shared by the scripts that keep read/write locks and semaphores (see shared-acquire.script.ts), all of
+ * one lock key's state in one hash at the lock key itself, so a Cluster node serves it whole (one key, one
+ * slot) and one expiry bounds it:
+ *
+ *     m          the mode of the holders: 'r' readers, 'w' one writer, 'p' permit holders
+ *     #<token>   a holder:          <deadline ms>|<fence>|<holder>
+ *     ~<token>   a waiting writer:  <deadline ms>
+ *
+ * Deadlines are the server's clock (`TIME`), so every client ages the holds alike; the key's own expiry is
+ * kept at or past the latest deadline in it, so a hash whose holders all died goes away by itself. A plain
+ * lock's value is a string at the same key: a plain lock and a shared one on one key exclude each other,
+ * and the plain scripts read a hash as somebody else's (see lock-value.ts).
+ *
+ * Release and renewal of a shared hold go through the plain release and renew scripts, which turn here
+ * when the key holds a hash (their plain path is unchanged): a lease is released and renewed by its token
+ * whatever its shape, so the watchdog's one batch renews every kind of lease.
+ */
+
+/** Lua: `now`, the server's clock in ms. */
+export const SERVER_NOW_LUA = `
+local clock = redis.call('TIME')
+local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)`;
+
+/** Lua: makes `key` live at least `ms` more (never shortens it: other holds may run longer). */
+export function keepAtLeastLua(key: string, ms: string): string {
+  return `
+local pttl = redis.call('PTTL', ${key})
+if pttl < tonumber(${ms}) then redis.call('PEXPIRE', ${key}, ${ms}) end`;
+}
+
+/**
+ * Lua: reads the hash at `key` once, drops holders and waiting writers whose deadline passed (expired
+ * holds come back here, inside the script that may grant them again), and tallies the rest: `mode`,
+ * `holders`, `writers` (waiting), `earliest` (the first deadline among holders, else among waiting
+ * writers: when the next look may find it changed), `latest` (the last deadline). Needs `now`.
+ */
+export function sharedStateLua(key: string): string {
+  return `
+local fields = redis.call('HGETALL', ${key})
+local mode
+local holders, writers, latest = 0, 0, 0
+local earliestHolder, earliestWriter
+for i = 1, #fields, 2 do
+  local name, value = fields[i], fields[i + 1]
+  local kind = string.sub(name, 1, 1)
+  if kind == '#' or kind == '~' then
+    local deadline = tonumber(string.match(value, '^(%d+)'))
+    if deadline <= now then
+      redis.call('HDEL', ${key}, name)
+    else
+      if deadline > latest then latest = deadline end
+      if kind == '#' then
+        holders = holders + 1
+        if not earliestHolder or deadline < earliestHolder then earliestHolder = deadline end
+      else
+        writers = writers + 1
+        if not earliestWriter or deadline < earliestWriter then earliestWriter = deadline end
+      end
+    end
+  elseif name == 'm' then
+    mode = value
+  end
+end
+local earliest = earliestHolder or earliestWriter`;
+}
+
+/**
+ * Lua function `renewShared(key, token, leaseMs)`: 1 when `token` holds a live hold at `key` (now pushed
+ * to `leaseMs` from now), 0 otherwise (missing, expired, or not a shared lock). Never creates a hold.
+ */
+export const RENEW_SHARED_LUA = `
+local function renewShared(key, token, leaseMs)
+  local held = redis.pcall('HGET', key, '#' .. token)
+  if type(held) ~= 'string' then return 0 end
+  ${SERVER_NOW_LUA}
+  local deadline, rest = string.match(held, '^(%d+)(|.*)$')
+  if tonumber(deadline) <= now then return 0 end
+  redis.call('HSET', key, '#' .. token, string.format('%.0f', now + tonumber(leaseMs)) .. rest)
+  ${keepAtLeastLua('key', 'leaseMs')}
+  return 1
+end`;
+
+/**
+ * Lua: the release of a shared hold at `KEYS[1]` by token `ARGV[1]` with keep ms `ARGV[2]` (see the
+ * release script); returns 1 released (or kept), 0 not ours. Every release is announced on `released`
+ * (the lock's release channel, built by the caller) with `publish`: readers and permit holders come and go
+ * often while others wait, and a shared release that announced only when marked would need the mark
+ * kept up across holders; the plain path keeps its announce-when-marked economy.
+ */
+export function releaseSharedLua(publish: string): string {
+  return `
+local field = '#' .. ARGV[1]
+local held = redis.pcall('HGET', KEYS[1], field)
+if type(held) ~= 'string' then return 0 end
+${SERVER_NOW_LUA}
+local deadline, rest = string.match(held, '^(%d+)(|.*)$')
+if tonumber(deadline) <= now then
+  redis.call('HDEL', KEYS[1], field)
+  return 0
+end
+local keep = tonumber(ARGV[2])
+if keep > 0 then
+  redis.call('HSET', KEYS[1], field, string.format('%.0f', now + keep) .. rest)
+  ${keepAtLeastLua('KEYS[1]', 'ARGV[2]')}
+  return 1
+end
+redis.call('HDEL', KEYS[1], field)
+if redis.call('HLEN', KEYS[1]) <= 1 then redis.call('DEL', KEYS[1]) end
+redis.call('${publish}', released, '')
+return 1`;
+}
+
+/**
+ * Lua: the runbook's force-release of a shared lock at `KEYS[1]` (ARGV[1] the fencing token the operator
+ * saw, '' for every hold; `released` the lock's release channel, built by the caller). With a token, only
+ * the hold granted under it goes; without, the whole lock. Replies as the force-release script: {taken,
+ * fence, holder, ttl} of the hold taken (or, when the token names no live hold, of the first live one), or
+ * false when nothing lives there.
+ */
+export function forceReleaseSharedLua(publish: string): string {
+  return `
+if redis.call('TYPE', KEYS[1]).ok ~= 'hash' then return false end
+${SERVER_NOW_LUA}
+local fields = redis.call('HGETALL', KEYS[1])
+local first, picked
+for i = 1, #fields, 2 do
+  if string.sub(fields[i], 1, 1) == '#' then
+    local deadline, fence, holder = string.match(fields[i + 1], '^(%d+)|(%d+)|(.*)$')
+    if deadline and tonumber(deadline) > now then
+      local hold = {fields[i], fence, holder, tonumber(deadline) - now}
+      first = first or hold
+      if not picked and (ARGV[1] == '' or ARGV[1] == fence) then picked = hold end
+    end
+  end
+end
+if not first then return false end
+if not picked then return {0, first[2], first[3], first[4]} end
+if ARGV[1] == '' or redis.call('HLEN', KEYS[1]) <= 2 then
+  redis.call('DEL', KEYS[1])
+else
+  redis.call('HDEL', KEYS[1], picked[1])
+end
+redis.call('${publish}', released, '')
+return {1, picked[2], picked[3], picked[4]}`;
+}

@@ -1,0 +1,44 @@
+import { join } from 'node:path';
+import { exitOf, forkWorker, nextMessage } from '../support/child-process';
+import { createLockApp, type LockApp } from '../support/lock-app';
+import { redisUrl, testPrefix } from '../support/test-prefix';
+
+const LEASE_MS = 1_000;
+
+describe('liveness of shaped locks: a SIGKILLed holder', () => {
+  const prefix = testPrefix(__filename);
+  let app: LockApp;
+  beforeAll(async () => {
+    app = await createLockApp({ redis: redisUrl(), keyPrefix: prefix });
+  });
+  afterAll(() => app.close());
+
+  const killedHolder = async (key: string, shape: string): Promise<number> => {
+    const holder = forkWorker(join(__dirname, 'workers/hold.worker.ts'), [prefix, key, String(LEASE_MS), '0', shape]);
+    const { fencingToken } = await nextMessage<{ held: boolean; fencingToken: number }>(holder);
+    holder.kill('SIGKILL');
+    await exitOf(holder);
+    const left = await app.store.inspect(key);
+    expect(left?.fencingToken).toBe(fencingToken);
+    expect(left!.ttlMs).toBeLessThanOrEqual(LEASE_MS);
+    return fencingToken;
+  };
+
+  it('gives a killed reader’s share back after its lease: the writer it kept out gets in', async () => {
+    const fencingToken = await killedHolder('report', JSON.stringify({ mode: 'read' }));
+    expect(await app.locks.tryAcquire('report', { mode: 'write' })).toBeNull();
+    const writer = await app.locks.acquire('report', { mode: 'write', waitMs: 20 * LEASE_MS });
+    expect(writer.fencingToken).toBeGreaterThan(fencingToken);
+    expect(app.recorded('acquired').at(-1)!.attempts).toBeGreaterThan(1);
+    await writer.release();
+  });
+
+  it('gives a killed holder’s permit back after its lease, never held by nobody', async () => {
+    const fencingToken = await killedHolder('partner', JSON.stringify({ permits: 1 }));
+    expect(await app.locks.tryAcquire('partner', { permits: 1 })).toBeNull();
+    const permit = await app.locks.acquire('partner', { permits: 1, waitMs: 20 * LEASE_MS });
+    expect(permit.fencingToken).toBeGreaterThan(fencingToken);
+    expect((await app.store.list('partner')).map((lock) => lock.fencingToken)).toEqual([permit.fencingToken]);
+    await permit.release();
+  });
+});
