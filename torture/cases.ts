@@ -3,7 +3,7 @@ import type { OpKind } from './worker/op-plan';
 import type { WorkloadKeys } from './worker/worker-config';
 
 /** Which servers a case starts (see topology/). */
-export type TopologyKind = 'redis' | 'redis-nowait' | 'sentinel' | 'cluster' | 'postgres' | 'etcd' | 'zookeeper';
+export type TopologyKind = 'redis' | 'redis-nowait' | 'sentinel' | 'cluster' | 'postgres' | 'etcd' | 'zookeeper' | 'redlock';
 
 /**
  * What a topology promises about exclusion when a fault loses data: `'fencing'` where a failover to an
@@ -91,6 +91,8 @@ export const CASES: readonly TortureCase[] = [
     exclusion: 'strict',
     mix: MIX,
   },
+  // Three independent masters, a grant on two; a master restarted empty forgets its copies and its counter.
+  { name: 'redlock', topology: 'redlock', options: {}, leaseMs: [3_000, 1_500, 2_500], faults: REDIS_FAULTS, exclusion: 'fencing', mix: MIX },
   // A lease is its ZooKeeper session (one per lease length); every wait stands in the ensemble's queue.
   {
     name: 'zookeeper',

@@ -55,6 +55,10 @@ function replay(history: readonly string[], permits?: number): Replay {
   return { violations, holds: seen.size, mostAtOnce };
 }
 
+// Three processes start (each transpiles the library) before any lock is taken: on a loaded box that alone
+// can take most of the default minute.
+jest.setTimeout(180_000);
+
 describe('shaped locks across processes', () => {
   const run = async (shape: string): Promise<{ replayed: Replay; counter: number; writes: number }> => {
     const prefix = testPrefix(`${__filename}:${shape}`);

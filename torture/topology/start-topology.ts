@@ -2,6 +2,7 @@ import type { TortureCase } from '../cases';
 import { startClusterTopology } from './cluster';
 import { startEtcdTopology } from './etcd';
 import { startPostgresTopology } from './postgres';
+import { startRedlockTopology } from './redlock';
 import { startSingleRedis, startRedisWithoutWait } from './redis-single';
 import { startSentinelTopology } from './sentinel';
 import type { Topology } from './topology';
@@ -22,6 +23,8 @@ export async function startTopology(def: TortureCase, prefix: string, hotKey: st
       return startPostgresTopology();
     case 'etcd':
       return startEtcdTopology();
+    case 'redlock':
+      return startRedlockTopology();
     case 'zookeeper':
       return startZookeeperTopology();
   }
