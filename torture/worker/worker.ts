@@ -19,6 +19,9 @@ const config = JSON.parse(process.env.TORTURE_WORKER!) as WorkerConfig;
 const history = new HistoryFile(config.historyFile);
 const record: Recorder = (entry) => history.write(entry, config.label);
 
+// A parent that died (killed, or the run cut short) leaves nobody to stop this process: it would go on
+// working, and loading the machine, for as long as its loops last.
+process.on('disconnect', () => process.exit(0));
 process.on('unhandledRejection', (reason) => record({ type: 'unhandled', error: describe(reason) }));
 process.on('uncaughtException', (error) => {
   record({ type: 'unhandled', error: `uncaught: ${describe(error)}` });
