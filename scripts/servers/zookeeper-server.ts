@@ -20,6 +20,10 @@ export interface ZookeeperMember {
   kill(): Promise<void>;
   /** Starts the member again with its data dir; resolves once it serves (which needs a quorum). */
   start(): Promise<void>;
+  /** SIGSTOP: the process stays, answers nothing, and its connections stay open. */
+  pause(): void;
+  /** SIGCONT after `pause()`. */
+  resume(): void;
   /** `standalone`, `leader`, `follower`, or undefined while it does not serve (the `srvr` command). */
   mode(): Promise<string | undefined>;
   /** Every watched path with the sessions watching it (the `wchp` command). */
@@ -181,6 +185,14 @@ class MemberProcess implements ZookeeperMember {
     exited.catch(() => undefined);
     const deadline = Date.now() + 60_000;
     await Promise.race([exited, this.untilServing(deadline)]);
+  }
+
+  pause(): void {
+    if (this.running) this.child!.kill('SIGSTOP');
+  }
+
+  resume(): void {
+    if (this.running) this.child!.kill('SIGCONT');
   }
 
   async kill(): Promise<void> {

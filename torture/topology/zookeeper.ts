@@ -13,19 +13,12 @@ export async function startZookeeperTopology(): Promise<Topology> {
   const ensemble = await startZookeeperEnsemble({ size: 3 });
   const proxies = await Promise.all(ensemble.members.map((member) => FaultyProxy.start(Number(member.address.split(':')[1]))));
   const proxied = proxies.map((proxy) => `127.0.0.1:${proxy.port}`).join(',');
-  // A member is paused by its pid of the moment: a member restarted since has another.
-  let pausedPid: number | undefined;
   const members: EnsembleMember[] = ensemble.members.map((member) => ({
     target: `zookeeper:${member.id}`,
     kill: () => member.kill(),
     start: () => member.start(),
-    pause: () => {
-      pausedPid = member.pid;
-      if (pausedPid !== undefined) process.kill(pausedPid, 'SIGSTOP');
-    },
-    resume: () => {
-      if (pausedPid !== undefined) process.kill(pausedPid, 'SIGCONT');
-    },
+    pause: () => member.pause(),
+    resume: () => member.resume(),
   }));
   return {
     appOptions: (slot) => ({ store: 'zookeeper', zookeeper: slot === 0 ? proxied : ensemble.connect }),
