@@ -13,6 +13,11 @@ export interface EnsembleMember {
   resume(): void;
 }
 
+/** A server process of a test ensemble (scripts/servers), named for the faults. */
+export function ensembleMember(target: string, member: Omit<EnsembleMember, 'target'>): EnsembleMember {
+  return { target, kill: () => member.kill(), start: () => member.start(), pause: () => member.pause(), resume: () => member.resume() };
+}
+
 /**
  * The member faults of a consensus ensemble: one member paused, one killed and restarted with its data,
  * and the leader killed and restarted. A restart comes back within 1.5 s of the kill, whatever the fault

@@ -1,7 +1,7 @@
 import { startEtcdCluster } from '../../scripts/servers/etcd-server';
 import { FaultyProxy } from '../faults/faulty-proxy';
 import { proxyInjectors } from '../faults/proxy-faults';
-import { ensembleInjectors, type EnsembleMember } from './ensemble-faults';
+import { ensembleInjectors, ensembleMember } from './ensemble-faults';
 import type { Topology } from './topology';
 
 /**
@@ -12,13 +12,7 @@ export async function startEtcdTopology(): Promise<Topology> {
   const cluster = await startEtcdCluster({ size: 3 });
   const proxies = await Promise.all(cluster.endpoints.map((endpoint) => FaultyProxy.start(Number(new URL(endpoint).port))));
   const proxied = proxies.map((proxy) => `http://127.0.0.1:${proxy.port}`);
-  const members: EnsembleMember[] = cluster.members.map((member) => ({
-    target: `etcd:${member.name}`,
-    kill: () => member.kill(),
-    start: () => member.start(),
-    pause: () => member.pause(),
-    resume: () => member.resume(),
-  }));
+  const members = cluster.members.map((member) => ensembleMember(`etcd:${member.name}`, member));
   return {
     appOptions: (slot) => ({ store: 'etcd', etcd: slot === 0 ? proxied : cluster.endpoints }),
     samplerOptions: () => ({ store: 'etcd', etcd: cluster.endpoints }),

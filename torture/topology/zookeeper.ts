@@ -1,7 +1,7 @@
 import { startZookeeperEnsemble } from '../../scripts/servers/zookeeper-server';
 import { FaultyProxy } from '../faults/faulty-proxy';
 import { proxyInjectors } from '../faults/proxy-faults';
-import { ensembleInjectors, type EnsembleMember } from './ensemble-faults';
+import { ensembleInjectors, ensembleMember } from './ensemble-faults';
 import type { Topology } from './topology';
 
 /**
@@ -13,13 +13,7 @@ export async function startZookeeperTopology(): Promise<Topology> {
   const ensemble = await startZookeeperEnsemble({ size: 3 });
   const proxies = await Promise.all(ensemble.members.map((member) => FaultyProxy.start(Number(member.address.split(':')[1]))));
   const proxied = proxies.map((proxy) => `127.0.0.1:${proxy.port}`).join(',');
-  const members: EnsembleMember[] = ensemble.members.map((member) => ({
-    target: `zookeeper:${member.id}`,
-    kill: () => member.kill(),
-    start: () => member.start(),
-    pause: () => member.pause(),
-    resume: () => member.resume(),
-  }));
+  const members = ensemble.members.map((member) => ensembleMember(`zookeeper:${member.id}`, member));
   return {
     appOptions: (slot) => ({ store: 'zookeeper', zookeeper: slot === 0 ? proxied : ensemble.connect }),
     samplerOptions: () => ({ store: 'zookeeper', zookeeper: ensemble.connect }),
