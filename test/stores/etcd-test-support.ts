@@ -34,6 +34,11 @@ export function isLeaseMove(request: TxnRequest): boolean {
   return put && (request.compare ?? []).some((compare) => compare.target === 'Create' && Number(compare.create_revision) > 0);
 }
 
+/** A single attempt: puts the waiter key only if the lock's range is empty (create revision 0). */
+export function isAcquire(request: TxnRequest): boolean {
+  return (request.compare ?? []).some((compare) => compare.target === 'Create' && compare.result === 'Equal' && Number(compare.create_revision) === 0);
+}
+
 /** A reply held back on its way to the caller; the request itself reached etcd and took effect. */
 export interface HeldReply {
   /** Resolves once etcd applied the request (and answered: the answer is what is held back). */
@@ -53,6 +58,7 @@ export class EtcdTap {
   readonly client: Etcd3;
   private holdNext?: { matches: (request: TxnRequest) => boolean; landed: () => void; gate: Promise<void> };
   private failingRanges = 0;
+  private refusingRevokes = false;
   private afterTtl?: (leaseId: string) => Promise<unknown>;
   private readonly revokes = new Set<Promise<unknown>>();
 
@@ -81,7 +87,7 @@ export class EtcdTap {
     const leases = this.client.leaseClient;
     const revoke = leases.leaseRevoke.bind(leases);
     leases.leaseRevoke = (request, options) => {
-      const answered = revoke(request, options);
+      const answered = this.refusingRevokes ? Promise.reject(new Error('14 UNAVAILABLE: injected: the member did not answer')) : revoke(request, options);
       const tracked = answered.catch(() => undefined);
       this.revokes.add(tracked);
       void tracked.finally(() => this.revokes.delete(tracked));
@@ -115,6 +121,11 @@ export class EtcdTap {
   /** The next `count` reads (kv range requests) fail at once with a gRPC UNAVAILABLE error. */
   failReads(count: number): void {
     this.failingRanges = count;
+  }
+
+  /** While on, every lease revoke fails at once with a gRPC UNAVAILABLE error (etcd out of reach). */
+  refuseRevokes(on: boolean): void {
+    this.refusingRevokes = on;
   }
 
   /** Resolves once every lease revoke this client sent so far has its answer. */

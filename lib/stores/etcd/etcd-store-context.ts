@@ -7,6 +7,16 @@ import { EtcdLeaseLength, type ShortLeasePolicy } from './etcd-lease-length.js';
 import type { EtcdRpc } from './txns/etcd-rpc.js';
 import { grantLease, revokeLease } from './txns/leases.rpc.js';
 
+/**
+ * How long past its granted TTL a revoke is still sent through an outage. A lease's TTL is no bound on its
+ * life: a new leader gives every lease its full TTL again (an election must never expire a live lease), so
+ * a lease nobody keeps alive lives one more TTL per election. A revoke that gave up when the lease "would
+ * have run out by itself" left its key held by nobody for that long. A revoke of a lease that is gone is
+ * answered ("not found") and ends the retries, so this only bounds the retrying against an etcd that never
+ * answers.
+ */
+const REVOKE_PAST_TTL_MS = 60_000;
+
 export interface EtcdStoreSettings {
   readonly keyPrefix: string;
   readonly commandTimeoutMs: number;
@@ -59,10 +69,10 @@ export class EtcdStoreContext {
 
   /**
    * Revokes a lease (deleting its key, if still attached) without making the caller wait, retried through
-   * an outage until the lease would have run out by itself anyway.
+   * an outage until etcd answers (see `REVOKE_PAST_TTL_MS`) or the store closes.
    */
   revokeLater(lease: EtcdLease): void {
-    const until = Date.now() + lease.ttlSeconds * 1_000;
+    const until = Date.now() + lease.ttlSeconds * 1_000 + REVOKE_PAST_TTL_MS;
     this.tasks.retry(() => this.commands.run('revoke', lease.id, (options) => revokeLease(this.rpc, options, lease.id)), until);
   }
 
