@@ -24,8 +24,9 @@ class History {
     }
   }
 
-  push(record: Omit<HistoryRecord, 't'> & { t: number }): this {
-    this.records.push({ ...record, t: T0 + record.t } as HistoryRecord);
+  /** `record.t` in ms from the workload's start. */
+  push(record: HistoryRecord): this {
+    this.records.push({ ...record, t: T0 + record.t });
     return this;
   }
 
