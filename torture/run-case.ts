@@ -100,6 +100,7 @@ export async function runCase(def: TortureCase, seed: number, options: RunOption
     log(`${def.name} seed ${seed}: starting ${APPS} applications`);
     await fleet.startAll();
     sampler.start();
+    started.watchUnplanned?.((fault) => record({ type: 'fault', ...fault }));
     const startedAt = Date.now();
     record({ type: 'run', what: 'workload-start', case: def.name, seed });
     fleet.go();

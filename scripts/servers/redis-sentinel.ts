@@ -22,6 +22,13 @@ export interface RedisSentinelGroup {
   failover(): Promise<number>;
   /** Resolves with the new primary's port once every sentinel names another one than `oldPort`. */
   waitForNewPrimary(oldPort: number): Promise<number>;
+  /**
+   * Resolves once every sentinel sees a replica it could promote (flags just `slave`, its link to the
+   * primary up). A replica that rejoined a moment ago is still flagged or shows its old link in the
+   * sentinels' last INFO (refreshed every 10 s): a failover then finds no good replica (NOGOODSLAVE),
+   * and a killed primary is never replaced.
+   */
+  waitForPromotableReplica(): Promise<void>;
   /** SIGKILL of one data node (it is not restarted). */
   kill(port: number): Promise<void>;
   stop(): Promise<void>;
@@ -131,6 +138,15 @@ export async function startRedisSentinel(options: RedisSentinelOptions = {}): Pr
     });
     return found;
   };
+  const waitForPromotableReplica = (): Promise<void> =>
+    waitFor(
+      'every sentinel to see a replica it could promote',
+      async () => {
+        const views = await Promise.all(sentinelPorts.map((port) => askRedis(port, (r) => r.call('SENTINEL', 'REPLICAS', NAME) as Promise<string[][]>)));
+        return views.every((replicas) => replicas.map(toRecord).some((replica) => replica.flags === 'slave' && replica['master-link-status'] === 'ok'));
+      },
+      60_000,
+    );
   return {
     name: NAME,
     sentinels: sentinelPorts.map((port) => ({ host: '127.0.0.1', port })),
@@ -139,10 +155,21 @@ export async function startRedisSentinel(options: RedisSentinelOptions = {}): Pr
     primaryPort,
     failover: async () => {
       const old = await primaryPort();
-      await askRedis(sentinelPorts[0]!, (r) => r.call('SENTINEL', 'FAILOVER', NAME));
+      await waitForPromotableReplica();
+      // The sentinel asked may judge the replica by an older INFO than the others: asked again until it agrees.
+      await waitFor('a sentinel to accept SENTINEL FAILOVER', async () => {
+        try {
+          await askRedis(sentinelPorts[0]!, (r) => r.call('SENTINEL', 'FAILOVER', NAME));
+          return true;
+        } catch (error) {
+          if (/NOGOODSLAVE/.test((error as Error).message)) return false;
+          throw error;
+        }
+      });
       return waitForNewPrimary(old);
     },
     waitForNewPrimary,
+    waitForPromotableReplica,
     kill: async (port) => {
       dead.add(port);
       await servers.get(port)!.stop();

@@ -2,6 +2,7 @@ import { startRedisServer, type RedisServer } from '../../scripts/servers/redis-
 import { startRedisSentinel } from '../../scripts/servers/redis-sentinel';
 import { askRedis, waitFor } from '../../scripts/servers/server-probes';
 import { scanNodeQueues } from './redis-queues';
+import { SentinelSwitches } from './sentinel-switches';
 import { hold, lifted, type Topology } from './topology';
 
 /**
@@ -31,24 +32,31 @@ export async function startSentinelTopology(): Promise<Topology> {
     return { target, end, recovered: Date.now(), ...(detail ? { detail } : {}) };
   };
 
+  let switches: SentinelSwitches | undefined;
+  const scripted = <T>(run: () => Promise<T>): Promise<T> => (switches ? switches.scriptedDuring(run) : run());
+
   return {
     appOptions: () => ({ redis: option }),
     samplerOptions: () => ({ redis: option }),
     scanQueues: async (prefix) => askRedis(await group.primaryPort(), (redis) => scanNodeQueues(redis, prefix)),
     injectors: {
-      failover: async () => {
-        const old = await group.primaryPort();
-        const next = await group.failover();
-        return recovered(`primary:${old}`, `SENTINEL FAILOVER to ${next}`);
-      },
-      'primary-kill': async () => {
-        const old = await group.primaryPort();
-        await nodes.get(old)!.stop();
-        const next = await group.waitForNewPrimary(old);
-        const end = Date.now();
-        await rejoin(old, next);
-        return { target: `primary:${old}`, end, recovered: Date.now(), detail: `SIGKILL; ${next} promoted; ${old} back as its replica` };
-      },
+      failover: () =>
+        scripted(async () => {
+          const old = await group.primaryPort();
+          const next = await group.failover();
+          return recovered(`primary:${old}`, `SENTINEL FAILOVER to ${next}`);
+        }),
+      'primary-kill': () =>
+        scripted(async () => {
+          // Killed while no replica can be promoted, the primary would never be replaced.
+          await group.waitForPromotableReplica();
+          const old = await group.primaryPort();
+          await nodes.get(old)!.stop();
+          const next = await group.waitForNewPrimary(old);
+          const end = Date.now();
+          await rejoin(old, next);
+          return { target: `primary:${old}`, end, recovered: Date.now(), detail: `SIGKILL; ${next} promoted; ${old} back as its replica` };
+        }),
       'server-pause': async (fault) => {
         const old = await group.primaryPort();
         const node = nodes.get(old)!;
@@ -65,7 +73,11 @@ export async function startSentinelTopology(): Promise<Topology> {
         return lifted(`primary:${old}`);
       },
     },
+    watchUnplanned: (report) => {
+      switches = new SentinelSwitches(group.sentinels, inSync, report);
+    },
     stop: async () => {
+      switches?.close();
       await group.stop();
       await Promise.all([...nodes.values()].map((node) => node.stop()));
     },

@@ -1,5 +1,5 @@
 import type { QueueSample } from '../history/records';
-import type { FaultKind, Injector } from '../faults/fault-kinds';
+import type { FaultKind, FaultResult, Injector } from '../faults/fault-kinds';
 
 /**
  * The servers of one case, started on free loopback ports, and what can be done to them. The module
@@ -14,6 +14,11 @@ export interface Topology {
   scanQueues?(prefix: string): Promise<QueueSample[]>;
   /** The server faults of this topology (application faults are the fleet's). */
   readonly injectors: Partial<Record<FaultKind, Injector>>;
+  /**
+   * Faults the servers made on their own (Sentinel failing over after a pause it judged an outage): each
+   * is reported as it settles, and recorded beside the plan's.
+   */
+  watchUnplanned?(report: (fault: FaultResult & { kind: FaultKind; start: number }) => void): void;
   /** Kills every server by pid and removes their data dirs; idempotent. */
   stop(): Promise<void>;
 }
