@@ -3,6 +3,7 @@ import { describeEndpoints, isEtcdClient, type EtcdClientOptions, type EtcdConne
 import type { ShortLeasePolicy } from './etcd-lease-length.js';
 import { EtcdLockStore } from './etcd-lock.store.js';
 import { loadEtcd3 } from './etcd3.loader.js';
+import { loadCockatiel, memberPolicy } from './etcd-host-policy.js';
 
 export interface EtcdLockStoreSettings {
   readonly keyPrefix: string;
@@ -19,15 +20,20 @@ export async function createEtcdLockStore(option: EtcdConnectionOption, settings
   const endpoints = describeEndpoints(option);
   const common = { ...settings, endpoints };
   if (isEtcdClient(option)) return new EtcdLockStore(option as unknown as Etcd3, { ...common, ownsClient: false });
-  const { Etcd3: Client } = await loadEtcd3();
+  const [{ Etcd3: Client, isRecoverableError }, cockatiel] = await Promise.all([loadEtcd3(), loadCockatiel()]);
   const options: EtcdClientOptions =
     typeof option === 'string' ? { hosts: option } : Array.isArray(option) ? { hosts: [...(option as string[])] } : (option as EtcdClientOptions);
   const faultHandling = (options.faultHandling ?? {}) as NonNullable<IOptions['faultHandling']>;
   const client = new Client({
     ...(options as unknown as IOptions),
     // etcd3 waits up to 30 s between attempts to re-open a broken watch stream; waiters would sleep through
-    // a failover. Retry within a second instead (a user's own backoff wins).
-    faultHandling: { watchBackoff: reconnectBackoff(50) as NonNullable<IOptions['faultHandling']>['watchBackoff'], ...faultHandling },
+    // a failover. Retry within a second instead, and a member skipped after failures within a second too
+    // (etcd-host-policy.ts). A user's own policies win.
+    faultHandling: {
+      host: memberPolicy(cockatiel, isRecoverableError),
+      watchBackoff: reconnectBackoff(50) as NonNullable<IOptions['faultHandling']>['watchBackoff'],
+      ...faultHandling,
+    },
   });
   return new EtcdLockStore(client, { ...common, ownsClient: true });
 }
