@@ -2,8 +2,8 @@ import type { TortureCase } from '../cases';
 import type { HeldLockSample } from '../history/records';
 import { QUEUE_HEARTBEAT_MS, type Bounds } from './bounds';
 import type { Interval } from './intervals';
-import type { Model } from './model';
-import { storeEnd } from './liveness';
+import type { Model, Op } from './model';
+import { settledAfter, storeEnd } from './liveness';
 import type { Violation } from './violation';
 import { failoverWindows, storeDisturbances, storeFaults } from './windows';
 
@@ -11,13 +11,20 @@ import { failoverWindows, storeDisturbances, storeFaults } from './windows';
  * Until when the store may show `lock` (seen first at `firstSeen`): a lock of a recorded grant until that
  * hold's store end; a lock no grant explains (a reply on its way, a call whose clean-up is due) for one
  * command timeout plus slack after it was first seen or after the store settled from the fault around it;
- * a lock of a process that was frozen or killed until that process ran again, or its lease ran out.
+ * a lock of a process that was frozen or killed until that process ran again, or its lease ran out; a
+ * lock of an operation of its holder on that key (a waiter's entry that became the owner before the waiter
+ * learnt so, an attempt whose reply is on its way) until one orphan bound after the operation ended and
+ * the store answered again: its clean-up is due then.
  */
-function allowedUntil(model: Model, bounds: Bounds, faults: readonly Interval[], windows: readonly Interval[], lock: HeldLockSample, firstSeen: number): number {
+function allowedUntil(model: Model, bounds: Bounds, faults: readonly Interval[], windows: readonly Interval[], ops: readonly Op[], lock: HeldLockSample, firstSeen: number): number {
   const hold = model.holds.find((h) => h.key === lock.key && h.fence === lock.fence);
   if (hold) return storeEnd(hold, bounds, model.runEnd, windows, faults);
   let until = firstSeen + bounds.orphanMs;
   for (const f of faults) if (f.from <= firstSeen + bounds.slackMs && f.to >= firstSeen - bounds.orphanMs) until = Math.max(until, f.to + bounds.orphanMs);
+  for (const op of ops) {
+    const end = op.end ?? model.runEnd;
+    if (op.start <= firstSeen && end >= firstSeen - bounds.orphanMs) until = Math.max(until, settledAfter(faults, end, bounds) + bounds.orphanMs);
+  }
   const proc = model.procs.get(lock.holder);
   for (const p of proc?.pauses ?? []) if (p.from <= until) until = Math.max(until, Math.min(p.to + bounds.orphanMs, p.from + bounds.leaseMaxMs + bounds.slackMs));
   if (proc?.diedAt !== undefined && proc.diedAt <= until) until = Math.max(until, proc.diedAt + bounds.leaseMaxMs + bounds.queueMs + bounds.slackMs);
@@ -37,6 +44,14 @@ export function checkLeaks(model: Model, def: TortureCase, bounds: Bounds): Viol
   const faults = storeFaults(model);
   const windows = failoverWindows(model, def, bounds);
   const firstSeen = new Map<string, number>();
+  const opsOf = new Map<string, Op[]>();
+  for (const op of model.ops) {
+    const id = `${op.actor}|${op.key}`;
+    if (!opsOf.has(id)) opsOf.set(id, []);
+    opsOf.get(id)!.push(op);
+  }
+  // A lock's bound depends only on the lock and when it was first seen: worked out once.
+  const bound = new Map<string, number>();
   // Per lock, the last sample that still showed it past its bound: one violation, with the worst overshoot.
   const worst = new Map<string, { lock: HeldLockSample; at: number; over: number }>();
   const reported = new Set<string>();
@@ -44,7 +59,8 @@ export function checkLeaks(model: Model, def: TortureCase, bounds: Bounds): Viol
     for (const lock of sample.locks) {
       const id = `${lock.key}#${lock.fence}`;
       if (!firstSeen.has(id)) firstSeen.set(id, sample.start);
-      const until = allowedUntil(model, bounds, faults, windows, lock, firstSeen.get(id)!);
+      if (!bound.has(id)) bound.set(id, allowedUntil(model, bounds, faults, windows, opsOf.get(`${lock.holder}|${lock.key}`) ?? [], lock, firstSeen.get(id)!));
+      const until = bound.get(id)!;
       if (sample.start > until) worst.set(id, { lock, at: worst.get(id)?.at ?? sample.start, over: sample.start - until });
     }
     for (const queue of sample.queues) {

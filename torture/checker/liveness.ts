@@ -39,7 +39,7 @@ function storeEndOutsideFailovers(h: Hold, bounds: Bounds, runEnd: number): numb
 }
 
 /** The last fault that was still unrecovered at or shortly before `t`: a late reply arrives once it lifts. */
-function settledAfter(disturbed: readonly Interval[], t: number, bounds: Bounds): number {
+export function settledAfter(disturbed: readonly Interval[], t: number, bounds: Bounds): number {
   let end = t;
   for (const d of disturbed) if (d.from <= t + bounds.slackMs && d.to >= t - bounds.orphanMs) end = Math.max(end, d.to);
   return end;
