@@ -145,14 +145,19 @@ async function main(): Promise<void> {
 }
 
 /**
- * `--rounds=N`: scenarios 1 and 2 in N interleaved rounds instead of the mode's count. On a box shared with
- * other work, more rounds make the median of per-round ratios steadier; nothing else changes.
+ * `--rounds=N`: scenarios 1, 2 and 9 in N interleaved rounds instead of the mode's count. On a box shared
+ * with other work, more rounds make the median of per-round ratios steadier; nothing else changes.
  */
 function withRounds(config: BenchConfig, rounds: string | undefined): BenchConfig {
   if (rounds === undefined) return config;
   const repetitions = Number(rounds);
   if (!Number.isInteger(repetitions) || repetitions < 1) throw new Error(`--rounds must be a positive integer, got ${rounds}`);
-  return { ...config, sequential: { ...config.sequential, repetitions }, concurrent: { ...config.concurrent, repetitions } };
+  return {
+    ...config,
+    sequential: { ...config.sequential, repetitions },
+    concurrent: { ...config.concurrent, repetitions },
+    shapes: { ...config.shapes, repetitions },
+  };
 }
 
 /** `--name=a,b` as ['a', 'b']. */
