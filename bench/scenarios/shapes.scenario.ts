@@ -9,7 +9,7 @@ import {
   withLocksContender,
 } from '../adapters/shapes.adapters.js';
 import { breakdown } from '../report/format.js';
-import { countCommands, totalCalls } from '../support/command-stats.js';
+import { countCommands, readServerCpuSeconds, totalCalls } from '../support/command-stats.js';
 import { spreadOf, type Spread } from '../support/stats.js';
 import { openEntrant, type BenchContext, type OpenedEntrant } from './bench-context.js';
 import { interleave, OpenedPerEntrant } from './interleave.js';
@@ -37,12 +37,25 @@ export interface ShapesRow {
   readonly pairP50Ms: Spread;
   /** Server commands (INFO commandstats, script-internal calls included) per pair. */
   readonly commandsPerPair: Spread;
+  /**
+   * CPU time per pair, in this process (every open instance's timers included, as in the application)
+   * and in Redis (INFO cpu, coarse: a few ms of resolution over the round).
+   */
+  readonly nodeCpuMicrosPerPair: Spread;
+  readonly redisCpuMicrosPerPair: Spread;
   /** Server commands per pair by command name, in the last round: where `commandsPerPair` comes from. */
   readonly commandsByName: Record<string, number>;
   /** Most holders inside at once over all rounds; NaN for whole calls (see `LoopOutcome.maxInside`). */
   readonly maxInside: number;
   readonly error?: string;
 }
+
+type ShapeRun = LoopOutcome & {
+  readonly commandsPerPair: number;
+  readonly commandsByName: Record<string, number>;
+  readonly nodeCpuMicrosPerPair: number;
+  readonly redisCpuMicrosPerPair: number;
+};
 
 interface Workload {
   readonly shape: Shape;
@@ -81,13 +94,25 @@ export async function runShapesScenario(context: BenchContext, options: { withRe
         const adapters = (await opened.get(entrant)).slice(0, workload.instances).map(({ adapter }) => adapter);
         const loops = { workers: workload.workers, holdMs: workload.holdMs, key: (worker: number) => workload.key(entrant, worker, round) };
         await workerLoops(adapters, { ...loops, durationMs: warmupMs });
+        // CPU per pair as well as pairs/s: on a loaded box other work moves it much less than throughput.
+        const redisCpuBefore = await readServerCpuSeconds(context.admin);
+        const nodeCpuBefore = process.cpuUsage();
         const { result, commands } = await countCommands(context.admin, () => workerLoops(adapters, { ...loops, durationMs }));
+        const nodeCpu = process.cpuUsage(nodeCpuBefore);
+        const redisCpuSeconds = (await readServerCpuSeconds(context.admin)) - redisCpuBefore;
         const commandsByName = Object.fromEntries(
           [...commands].sort((a, b) => b[1] - a[1]).map(([name, calls]) => [name, Math.round((calls * 100) / result.pairs) / 100]),
         );
-        const run = { ...result, commandsPerPair: totalCalls(commands) / result.pairs, commandsByName };
+        const run = {
+          ...result,
+          commandsPerPair: totalCalls(commands) / result.pairs,
+          commandsByName,
+          nodeCpuMicrosPerPair: (nodeCpu.user + nodeCpu.system) / result.pairs,
+          redisCpuMicrosPerPair: (redisCpuSeconds * 1e6) / result.pairs,
+        };
         context.log(
           `  s9 ${workload.title} · ${entrant.id}: ${Math.round(run.pairsPerSecond)} pairs/s, p50 ${run.pairP50Ms.toFixed(2)} ms, ` +
+            `CPU µs/pair ${Math.round(run.nodeCpuMicrosPerPair)} Node, ${Math.round(run.redisCpuMicrosPerPair)} Redis, ` +
             `${run.commandsPerPair.toFixed(1)} cmds/pair (${breakdown(commandsByName)})`,
         );
         return run;
@@ -137,7 +162,7 @@ function plan(context: BenchContext, withRedisSemaphore: boolean): Workload[] {
 function rowOf(
   workload: Workload,
   entrant: Entrant,
-  runs: readonly (LoopOutcome & { commandsPerPair: number; commandsByName: Record<string, number> })[],
+  runs: readonly ShapeRun[],
   error: string | undefined,
 ): ShapesRow {
   return {
@@ -150,6 +175,8 @@ function rowOf(
     pairsPerSecondByRound: runs.map((run) => run.pairsPerSecond),
     pairP50Ms: spreadOf(runs, (run) => run.pairP50Ms),
     commandsPerPair: spreadOf(runs, (run) => run.commandsPerPair),
+    nodeCpuMicrosPerPair: spreadOf(runs, (run) => run.nodeCpuMicrosPerPair),
+    redisCpuMicrosPerPair: spreadOf(runs, (run) => run.redisCpuMicrosPerPair),
     commandsByName: runs.at(-1)?.commandsByName ?? {},
     maxInside: runs.reduce((most, run) => Math.max(most, run.maxInside), runs.length > 0 ? 0 : NaN),
     ...(error ? { error } : {}),
