@@ -1,4 +1,5 @@
 import { entrantsFor, type Entrant } from '../adapters/contenders.js';
+import type { LockAdapter } from '../adapters/lock-adapter.js';
 import { lockServiceContender } from '../adapters/lock-service.adapter.js';
 import { redisSemaphoreSemaphoreContender } from '../adapters/redis-semaphore.adapter.js';
 import {
@@ -8,12 +9,11 @@ import {
   readLockContender,
   withLocksContender,
 } from '../adapters/shapes.adapters.js';
-import { breakdown } from '../report/format.js';
 import { countCommands, readServerCpuSeconds, totalCalls } from '../support/command-stats.js';
 import { spreadOf, type Spread } from '../support/stats.js';
 import { openEntrant, type BenchContext, type OpenedEntrant } from './bench-context.js';
 import { interleave, OpenedPerEntrant } from './interleave.js';
-import { workerLoops, type LoopOutcome } from './worker-loops.js';
+import { workerLoops, type LoopOutcome, type LoopPlan } from './worker-loops.js';
 
 export type Shape = 'multi-key' | 'semaphore' | 'read';
 
@@ -94,26 +94,11 @@ export async function runShapesScenario(context: BenchContext, options: { withRe
         const adapters = (await opened.get(entrant)).slice(0, workload.instances).map(({ adapter }) => adapter);
         const loops = { workers: workload.workers, holdMs: workload.holdMs, key: (worker: number) => workload.key(entrant, worker, round) };
         await workerLoops(adapters, { ...loops, durationMs: warmupMs });
-        // CPU per pair as well as pairs/s: on a loaded box other work moves it much less than throughput.
-        const redisCpuBefore = await readServerCpuSeconds(context.admin);
-        const nodeCpuBefore = process.cpuUsage();
-        const { result, commands } = await countCommands(context.admin, () => workerLoops(adapters, { ...loops, durationMs }));
-        const nodeCpu = process.cpuUsage(nodeCpuBefore);
-        const redisCpuSeconds = (await readServerCpuSeconds(context.admin)) - redisCpuBefore;
-        const commandsByName = Object.fromEntries(
-          [...commands].sort((a, b) => b[1] - a[1]).map(([name, calls]) => [name, Math.round((calls * 100) / result.pairs) / 100]),
-        );
-        const run = {
-          ...result,
-          commandsPerPair: totalCalls(commands) / result.pairs,
-          commandsByName,
-          nodeCpuMicrosPerPair: (nodeCpu.user + nodeCpu.system) / result.pairs,
-          redisCpuMicrosPerPair: (redisCpuSeconds * 1e6) / result.pairs,
-        };
+        const run = await timedRun(context, adapters, { ...loops, durationMs });
         context.log(
           `  s9 ${workload.title} · ${entrant.id}: ${Math.round(run.pairsPerSecond)} pairs/s, p50 ${run.pairP50Ms.toFixed(2)} ms, ` +
             `CPU µs/pair ${Math.round(run.nodeCpuMicrosPerPair)} Node, ${Math.round(run.redisCpuMicrosPerPair)} Redis, ` +
-            `${run.commandsPerPair.toFixed(1)} cmds/pair (${breakdown(commandsByName)})`,
+            `${run.commandsPerPair.toFixed(1)} cmds/pair (${Object.entries(run.commandsByName).map((entry) => entry.join(' ')).join(', ')})`,
         );
         return run;
       });
@@ -123,6 +108,26 @@ export async function runShapesScenario(context: BenchContext, options: { withRe
     await opened.closeAll();
   }
   return rows;
+}
+
+/**
+ * One timed run of the loops, with what it cost per pair: server commands, and CPU in this process and in
+ * Redis (on a loaded box other work moves CPU per pair much less than pairs/s).
+ */
+async function timedRun(context: BenchContext, adapters: readonly LockAdapter[], loops: LoopPlan): Promise<ShapeRun> {
+  const redisCpuBefore = await readServerCpuSeconds(context.admin);
+  const nodeCpuBefore = process.cpuUsage();
+  const { result, commands } = await countCommands(context.admin, () => workerLoops(adapters, loops));
+  const nodeCpu = process.cpuUsage(nodeCpuBefore);
+  const redisCpuSeconds = (await readServerCpuSeconds(context.admin)) - redisCpuBefore;
+  const perPair = (calls: number) => Math.round((calls * 100) / result.pairs) / 100;
+  return {
+    ...result,
+    commandsPerPair: totalCalls(commands) / result.pairs,
+    commandsByName: Object.fromEntries([...commands].sort((a, b) => b[1] - a[1]).map(([name, calls]) => [name, perPair(calls)])),
+    nodeCpuMicrosPerPair: (nodeCpu.user + nodeCpu.system) / result.pairs,
+    redisCpuMicrosPerPair: (redisCpuSeconds * 1e6) / result.pairs,
+  };
 }
 
 function plan(context: BenchContext, withRedisSemaphore: boolean): Workload[] {
