@@ -31,6 +31,19 @@ export interface BenchConfig {
   };
   /** Scenario 8: `replicas: 0` against `replicas: 1` on a primary with one replica. */
   readonly replicaAck: { readonly repetitions: number; readonly durationMs: number };
+  /** Scenario 9: multi-key pairs, semaphores and readers, each against what it replaces. */
+  readonly shapes: {
+    readonly repetitions: number;
+    readonly warmupMs: number;
+    readonly durationMs: number;
+    /** Multi-key workers on distinct pairs, and readers on one key. */
+    readonly workers: number;
+    readonly permits: number;
+    /** Workers on the semaphore's one key: more than `permits`, so some wait. */
+    readonly semaphoreWorkers: number;
+    /** Inside time of the contended semaphore's holders, so that they overlap. */
+    readonly holdMs: number;
+  };
 }
 
 const FULL: BenchConfig = {
@@ -44,6 +57,7 @@ const FULL: BenchConfig = {
   cost: { pairs: 200, contendedMs: 1_000 },
   watchdog: { repetitions: 3, leases: 10_000, leaseMs: 1_500, holdMs: 6_000, contenders: ['lock-service', 'redis-semaphore', 'redlock'] },
   replicaAck: { repetitions: 5, durationMs: 500 },
+  shapes: { repetitions: 6, warmupMs: 100, durationMs: 500, workers: 16, permits: 5, semaphoreWorkers: 8, holdMs: 1 },
 };
 
 const QUICK: BenchConfig = {
@@ -56,6 +70,7 @@ const QUICK: BenchConfig = {
   cost: { pairs: 50, contendedMs: 200 },
   watchdog: { repetitions: 1, leases: 10_000, leaseMs: 1_500, holdMs: 1_500, contenders: ['lock-service'] },
   replicaAck: { repetitions: 2, durationMs: 200 },
+  shapes: { repetitions: 3, warmupMs: 50, durationMs: 200, workers: 16, permits: 5, semaphoreWorkers: 8, holdMs: 1 },
 };
 
 export function benchConfig(quick: boolean): BenchConfig {

@@ -14,6 +14,7 @@ import { runCostScenario } from './scenarios/cost.scenario.js';
 import { decoratorOverhead } from './scenarios/decorator-overhead.scenario.js';
 import { runSequentialScenario } from './scenarios/sequential.scenario.js';
 import { runReplicaAckScenario } from './scenarios/replica-ack.scenario.js';
+import { runShapesScenario } from './scenarios/shapes.scenario.js';
 import { runStoresScenario } from './scenarios/stores.scenario.js';
 import { runClusterWatchdog, runWatchdogScenario, type ClusterWatchdogRow } from './scenarios/watchdog.scenario.js';
 import { runClusterContendedScenario } from './scenarios/cluster-contended.scenario.js';
@@ -26,14 +27,14 @@ import { BENCH_STORES } from './stores/bench-stores.js';
 /**
  * `npm run bench [-- --quick] [--only=raw,lock-service] [--scenarios=1,3] [--stores=redis,postgres]`: the
  * scenarios of issue 6 against one Redis, in one process, contenders interleaved, then this library on each
- * store (scenario 7); prints a Markdown report and writes it with the JSON results. Scenario 6 is derived
- * from 1 and 2.
+ * store (scenario 7) and its lock shapes against what they replace (scenario 9); prints a Markdown report and
+ * writes it with the JSON results. Scenario 6 is derived from 1 and 2.
  */
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
   const config = withRounds(benchConfig(args.includes('--quick')), listOption(args, 'rounds')?.[0]);
   const only = listOption(args, 'only');
-  const scenarios = new Set(listOption(args, 'scenarios') ?? ['1', '2', '3', '4', '5', '7', '8']);
+  const scenarios = new Set(listOption(args, 'scenarios') ?? ['1', '2', '3', '4', '5', '7', '8', '9']);
   const storeIds = listOption(args, 'stores');
   const when = async <T>(scenario: string, title: string, run: () => Promise<T[]>): Promise<T[]> => {
     if (!scenarios.has(scenario)) return [];
@@ -100,6 +101,11 @@ async function main(): Promise<void> {
     const [replicaAck] = libraryMeasured
       ? await when('8', 'replica acknowledgement (replicas: 1) cost (this library)', async () => [await runReplicaAckScenario(context)])
       : [];
+    const shapes = libraryMeasured
+      ? await when('9', 'lock shapes (this library; redis-semaphore Semaphore)', () =>
+          runShapesScenario(context, { withRedisSemaphore: available.some((contender) => contender.id === 'redis-semaphore') }),
+        )
+      : [];
 
     const measured = {
       environment,
@@ -120,6 +126,7 @@ async function main(): Promise<void> {
       cost,
       watchdog,
       stores,
+      shapes,
       ...(clusterWatchdog ? { clusterWatchdog } : {}),
       ...(replicaAck ? { replicaAck } : {}),
       decoratorOverhead: decoratorOverhead(sequential, concurrent),
@@ -138,14 +145,19 @@ async function main(): Promise<void> {
 }
 
 /**
- * `--rounds=N`: scenarios 1 and 2 in N interleaved rounds instead of the mode's count. On a box shared with
- * other work, more rounds make the median of per-round ratios steadier; nothing else changes.
+ * `--rounds=N`: scenarios 1, 2 and 9 in N interleaved rounds instead of the mode's count. On a box shared
+ * with other work, more rounds make the median of per-round ratios steadier; nothing else changes.
  */
 function withRounds(config: BenchConfig, rounds: string | undefined): BenchConfig {
   if (rounds === undefined) return config;
   const repetitions = Number(rounds);
   if (!Number.isInteger(repetitions) || repetitions < 1) throw new Error(`--rounds must be a positive integer, got ${rounds}`);
-  return { ...config, sequential: { ...config.sequential, repetitions }, concurrent: { ...config.concurrent, repetitions } };
+  return {
+    ...config,
+    sequential: { ...config.sequential, repetitions },
+    concurrent: { ...config.concurrent, repetitions },
+    shapes: { ...config.shapes, repetitions },
+  };
 }
 
 /** `--name=a,b` as ['a', 'b']. */

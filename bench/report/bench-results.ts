@@ -6,6 +6,7 @@ import type { CostRow } from '../scenarios/cost.scenario.js';
 import type { OverheadRow } from '../scenarios/decorator-overhead.scenario.js';
 import type { SequentialRow } from '../scenarios/sequential.scenario.js';
 import type { ReplicaAckRow } from '../scenarios/replica-ack.scenario.js';
+import type { ShapesRow } from '../scenarios/shapes.scenario.js';
 import type { StoresRow } from '../scenarios/stores.scenario.js';
 import type { ClusterWatchdogRow, WatchdogRow } from '../scenarios/watchdog.scenario.js';
 import type { Environment } from '../support/environment.js';
@@ -38,6 +39,8 @@ export interface BenchResults {
   readonly clusterWatchdog?: ClusterWatchdogRow;
   /** Scenario 8: the cost of `replicas: 1`. */
   readonly replicaAck?: ReplicaAckRow;
+  /** Scenario 9: multi-key pairs, semaphores and readers against what they replace. */
+  readonly shapes: ShapesRow[];
   readonly decoratorOverhead: OverheadRow[];
   readonly targets: TargetCheck[];
   readonly durationSeconds: number;

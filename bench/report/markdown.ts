@@ -1,6 +1,7 @@
 import type { BenchResults, EntrantInfo } from './bench-results.js';
 import { num, table } from './format.js';
 import { concurrentTable, contendedTable, costTable, overheadTable, sequentialTable, watchdogTable } from './scenario-tables.js';
+import { shapesTable } from './shapes-table.js';
 import { storesTable } from './stores-table.js';
 import { clusterContendedTable, clusterWatchdogTable, replicaAckTable } from './topology-tables.js';
 
@@ -39,6 +40,7 @@ export function renderMarkdown(results: BenchResults): string {
     ...replicaAckTable(results),
     ...overheadTable(results, name),
     ...storesTable(results),
+    ...shapesTable(results),
     '## Targets (issues 6 and 11)',
     '',
     table(

@@ -1,9 +1,8 @@
 import type { Entrant } from '../adapters/contenders.js';
-import type { LockAdapter } from '../adapters/lock-adapter.js';
-import { now } from '../support/clock.js';
 import { spreadOf, type Spread } from '../support/stats.js';
 import { openEntrant, type BenchContext, type OpenedEntrant } from './bench-context.js';
 import { interleave, OpenedPerEntrant } from './interleave.js';
+import { workerLoops } from './worker-loops.js';
 
 export interface ConcurrentRow {
   readonly entrant: string;
@@ -28,8 +27,9 @@ export async function runConcurrentScenario(context: BenchContext, entrants: rea
   try {
     const results = await interleave(context, entrants, repetitions, async (entrant, repetition) => {
       const { adapter } = await opened.get(entrant);
-      await pairsFromWorkers(adapter, workers, `${repetition}`, warmupMs);
-      const pairsPerSecond = await pairsFromWorkers(adapter, workers, `${repetition}`, durationMs);
+      const key = (worker: number) => `w${worker}:${repetition}`;
+      await workerLoops([adapter], { workers, key, durationMs: warmupMs });
+      const { pairsPerSecond } = await workerLoops([adapter], { workers, key, durationMs });
       context.log(`  s2 ${entrant.id}: ${Math.round(pairsPerSecond)} pairs/s`);
       return { pairsPerSecond };
     });
@@ -42,22 +42,4 @@ export async function runConcurrentScenario(context: BenchContext, entrants: rea
   } finally {
     await opened.closeAll();
   }
-}
-
-/** Pairs per second of `workers` loops, each on its own key, for `durationMs`. */
-async function pairsFromWorkers(adapter: LockAdapter, workers: number, round: string, durationMs: number): Promise<number> {
-  const startedAt = now();
-  const stopAt = startedAt + durationMs;
-  let done = 0;
-  await Promise.all(
-    Array.from({ length: workers }, async (_, worker) => {
-      const key = `w${worker}:${round}`;
-      while (now() < stopAt) {
-        if (adapter.run) await adapter.run(key);
-        else await (await adapter.acquire(key)).release();
-        done++;
-      }
-    }),
-  );
-  return (done * 1000) / (now() - startedAt);
 }
