@@ -34,6 +34,7 @@ describe("store: 'redlock' in the module", () => {
     const fair = await moduleStartError({ store: 'redlock', redlock: { masters: [url(1), url(2), url(3)] }, fair: true });
     expect(fair).toBeInstanceOf(LockConfigError);
     expect(fair).toMatchObject({ option: 'fair' });
+    expect((fair as Error).message).toContain("store is 'redlock': Redlock keeps no queue");
   });
 
   it('locks through LockService on private masters, reports the store as redlock, and leaves no key after release', async () => {

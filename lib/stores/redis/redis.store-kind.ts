@@ -56,6 +56,14 @@ export interface RedisStoreSettings {
 const NO_REPLICAS = 0;
 
 /** `store: 'redis'`: one server, Sentinel or Cluster (docs/topologies.md). */
+/** Why `fair` means nothing with another store: what that store does for waiters instead. */
+const FAIR_ELSEWHERE: Readonly<Record<string, string>> = {
+  "'etcd'": 'its waiters queue in etcd anyway (first come, first served)',
+  "'zookeeper'": 'its waiters queue in the ensemble anyway (first come, first served)',
+  "'redlock'": 'Redlock keeps no queue (one across independent masters would need a majority of its own); waiters retry when woken by a release',
+  "'postgres'": 'PostgreSQL keeps no queue',
+};
+
 export const redisStoreKind: LockStoreKindDefinition<'redis', RedisStoreSettings> = {
   name: 'redis',
   optionNames: ['redis', 'replicas', 'fair', 'shardedPubSub'],
@@ -76,7 +84,7 @@ export const redisStoreKind: LockStoreKindDefinition<'redis', RedisStoreSettings
       throw new LockConfigError(replicas > 0 ? 'replicas' : 'shardedPubSub', replicas > 0 ? replicas : shardedPubSub, "only with store 'redis'");
     }
     if (booleanOption('fair', options.fair, false)) {
-      throw new LockConfigError('fair', true, "only with store 'redis' (etcd's waiters queue in etcd anyway; the others have no queue)");
+      throw new LockConfigError('fair', true, `only with store 'redis'; store is ${chosen}: ${FAIR_ELSEWHERE[chosen] ?? 'it keeps no queue'}`);
     }
   },
   create: async (settings, { keyPrefix, commandTimeoutMs }) => {
