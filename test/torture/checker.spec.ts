@@ -143,6 +143,20 @@ describe('torture checker', () => {
     expect(found).toHaveLength(2);
   });
 
+  it("(d) allows a waiter's entry that became the owner before the waiter knew, until one orphan bound after its wait failed", () => {
+    const waited = (endsAt: number): HistoryRecord[] => {
+      const history = new History();
+      const op = history.start('a1.1', 'withLock', 'queued', 500, { waitMs: 5_000 });
+      history.end('a1.1', op, endsAt, 'store', { error: 'LockStoreUnavailableError' });
+      for (let t = 1_000; t <= 6_000; t += 500) history.sample(t, [{ key: 'queued', fence: 4, holder: 'a1.1' }]);
+      return history.finish(9_000);
+    };
+    // The wait ran until 5.5 s: the entry may stand until 7.5 s (one command timeout plus slack later).
+    expect(violations(waited(5_500)).d).toBeUndefined();
+    // Ended at 2 s, it should have been cleaned up by 4 s: seen until 6 s.
+    expect(violations(waited(2_000)).d).toEqual([expect.stringMatching(/"queued" still held in the store with fence 4 up to 2000 ms past its bound/)]);
+  });
+
   it('(e) reports a holder frozen past its deadline that learnt its loss long after it ran again', () => {
     const history = new History()
       .push({ t: 50, p: 'parent', type: 'app', what: 'sigstop', label: 'a0.1', slot: 0 })
