@@ -32,6 +32,12 @@ export interface RedisCluster {
   shardOf(slot: number): Promise<{ master: ClusterNodeInfo; replicas: ClusterNodeInfo[] }>;
   /** SIGKILL of one node (it is not restarted). */
   kill(port: number): Promise<void>;
+  /**
+   * Starts a killed node again on its port, empty (a new node id: its old one is forgotten by every live
+   * node), joins it to the cluster and makes it a replica of `masterPort`; resolves once the cluster is
+   * healthy with it. What an operator does after losing a master: the shard gets its replica back.
+   */
+  rejoinAsReplica(port: number, masterPort: number): Promise<void>;
   /** Resolves once every live node reports every slot served and agrees who serves it. */
   waitUntilHealthy(): Promise<void>;
   stop(): Promise<void>;
@@ -67,24 +73,26 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
   const count = masters * (1 + replicas);
   const nodes = new Map<number, RedisServer>();
   const busPorts = new Map<number, number>();
+  const startNode = (port: number, busPort: number): Promise<RedisServer> =>
+    startRedisServer({
+      port,
+      args: (_port, dir) => [
+        '--cluster-enabled', 'yes',
+        '--cluster-config-file', `${dir}/nodes.conf`,
+        '--cluster-port', String(busPort),
+        '--cluster-node-timeout', String(nodeTimeoutMs),
+        '--cluster-require-full-coverage', 'no',
+        '--cluster-replica-validity-factor', '0',
+        '--cluster-allow-replica-migration', 'no',
+        '--repl-diskless-sync-delay', '0',
+      ],
+    });
   try {
     const ports = await freePorts(count * 2);
     await Promise.all(
       Array.from({ length: count }, async (_, i) => {
         const busPort = ports[count + i]!;
-        const server = await startRedisServer({
-          port: ports[i]!,
-          args: (_port, dir) => [
-            '--cluster-enabled', 'yes',
-            '--cluster-config-file', `${dir}/nodes.conf`,
-            '--cluster-port', String(busPort),
-            '--cluster-node-timeout', String(nodeTimeoutMs),
-            '--cluster-require-full-coverage', 'no',
-            '--cluster-replica-validity-factor', '0',
-            '--cluster-allow-replica-migration', 'no',
-            '--repl-diskless-sync-delay', '0',
-          ],
-        });
+        const server = await startNode(ports[i]!, busPort);
         nodes.set(server.port, server);
         busPorts.set(server.port, busPort);
       }),
@@ -126,6 +134,25 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
     kill: async (port) => {
       dead.add(port);
       await nodes.get(port)!.stop();
+    },
+    rejoinAsReplica: async (port, masterPort) => {
+      const before = await cluster.topology();
+      const forgotten = before.filter((node) => node.port === port).map((node) => node.id);
+      const master = before.find((node) => node.port === masterPort && node.role === 'master');
+      if (!master) throw new Error(`${masterPort} is no master to rejoin under`);
+      // Every live node forgets the dead node's id, or the new node at its address would be taken for it.
+      await Promise.all(live().map((node) => askRedis(node, async (redis) => {
+        for (const id of forgotten) await redis.call('CLUSTER', 'FORGET', id).catch(() => undefined);
+      })));
+      const server = await startNode(port, busPorts.get(port)!);
+      nodes.set(port, server);
+      dead.delete(port);
+      await askRedis(port, (redis) => redis.call('CLUSTER', 'MEET', '127.0.0.1', String(masterPort), String(busPorts.get(masterPort)!)));
+      await waitFor(`${port} to know ${masterPort} as a master`, async () =>
+        (await topologyFrom(port)).some((node) => node.id === master.id && node.role === 'master'),
+      );
+      await askRedis(port, (redis) => redis.call('CLUSTER', 'REPLICATE', master.id));
+      await healthy();
     },
     waitUntilHealthy: () => healthy(),
     stop: async () => {

@@ -46,9 +46,11 @@ export function checkLeaks(model: Model, def: TortureCase, bounds: Bounds): Viol
   const firstSeen = new Map<string, number>();
   const opsOf = new Map<string, Op[]>();
   for (const op of model.ops) {
-    const id = `${op.actor}|${op.key}`;
-    if (!opsOf.has(id)) opsOf.set(id, []);
-    opsOf.get(id)!.push(op);
+    for (const key of op.keys) {
+      const id = `${op.actor}|${key}`;
+      if (!opsOf.has(id)) opsOf.set(id, []);
+      opsOf.get(id)!.push(op);
+    }
   }
   // A lock's bound depends only on the lock and when it was first seen: worked out once.
   const bound = new Map<string, number>();

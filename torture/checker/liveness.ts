@@ -62,11 +62,13 @@ export function busyByKey(model: Model, def: TortureCase, bounds: Bounds): Map<s
     const end = op.end ?? model.runEnd;
     // On a fair queue such a call may also leave its entry behind (its leave failed or never went out):
     // a dead entry, which stands its heartbeat and may then be handed the key for one more (queueMs).
-    if (op.outcome && op.outcome !== 'ok' && op.outcome !== 'refused') add(op.key, op.start, settledAfter(faults, end, bounds) + Math.max(bounds.orphanMs, bounds.queueMs));
-    const proc = model.procs.get(op.actor);
-    for (const p of proc?.pauses ?? []) if (p.from <= end && op.start <= p.to) add(op.key, op.start, Math.max(end, p.to) + bounds.orphanMs);
-    if (proc?.diedAt !== undefined && proc.diedAt <= end && op.start <= proc.diedAt) {
-      add(op.key, op.start, proc.diedAt + bounds.leaseMaxMs + bounds.queueMs + bounds.slackMs);
+    for (const key of op.keys) {
+      if (op.outcome && op.outcome !== 'ok' && op.outcome !== 'refused') add(key, op.start, settledAfter(faults, end, bounds) + Math.max(bounds.orphanMs, bounds.queueMs));
+      const proc = model.procs.get(op.actor);
+      for (const p of proc?.pauses ?? []) if (p.from <= end && op.start <= p.to) add(key, op.start, Math.max(end, p.to) + bounds.orphanMs);
+      if (proc?.diedAt !== undefined && proc.diedAt <= end && op.start <= proc.diedAt) {
+        add(key, op.start, proc.diedAt + bounds.leaseMaxMs + bounds.queueMs + bounds.slackMs);
+      }
     }
   }
   const merged = new Map<string, Interval[]>();
@@ -86,7 +88,8 @@ export function checkLiveness(model: Model, bounds: Bounds, busy: Map<string, In
   const refusals = model.ops.filter((op): op is Op & { end: number } => op.outcome === 'refused' && op.end !== undefined);
   for (const op of refusals) {
     const span = { from: op.start, to: op.end };
-    const taken = busy.get(op.key) ?? disturbed;
+    // A multi-hold is refused while either of its keys stays taken.
+    const taken = op.keys.length === 1 ? (busy.get(op.key) ?? disturbed) : union(op.keys.flatMap((key) => busy.get(key) ?? disturbed));
     if (op.single) {
       if (meets(taken, span)) continue;
       violations.push({ invariant: 'c', key: op.key, at: op.start, message: `${op.actor} refused "${op.key}" on a single attempt (${op.kind}) while nobody held it: ${sinceLast(model, op, bounds)}` });

@@ -34,6 +34,8 @@ export interface Op {
   readonly op: string;
   readonly kind: string;
   readonly key: string;
+  /** Every key the operation may take: `key`, and a multi-hold's second one. */
+  readonly keys: readonly string[];
   readonly waitMs: number;
   readonly leaseMs: number;
   readonly single: boolean;
@@ -164,7 +166,7 @@ export function buildModel(records: readonly HistoryRecord[]): Model {
         break;
       }
       case 'op-start':
-        ops.set(r.op, { actor: r.p, op: r.op, kind: r.kind, key: r.key, waitMs: r.waitMs, leaseMs: r.leaseMs, single: r.single, start: r.t });
+        ops.set(r.op, { actor: r.p, op: r.op, kind: r.kind, key: r.key, keys: r.key2 ? [r.key, r.key2] : [r.key], waitMs: r.waitMs, leaseMs: r.leaseMs, single: r.single, start: r.t });
         break;
       case 'op-end': {
         const op = ops.get(r.op);

@@ -36,6 +36,8 @@ export type WorkerRecord = Base &
         readonly leaseMs: number;
         /** One attempt only (tryAcquire, waitMs 0): a refusal of a free key is a liveness violation. */
         readonly single: boolean;
+        /** The second key of an operation that takes two (a multi-hold): it may leave either one behind. */
+        readonly key2?: string;
       }
     | { readonly type: 'op-end'; readonly op: string; readonly outcome: OpOutcome; readonly error?: string; readonly option?: string }
     | { readonly type: 'grant'; readonly op: string; readonly key: string; readonly fence: number; readonly digest: string; readonly leaseMs: number; readonly expiresAt: number; readonly minHoldMs: number }

@@ -1,7 +1,7 @@
 import calculateSlot from 'cluster-key-slot';
 import { Cluster } from 'ioredis';
 import { startRedisCluster, type ClusterNodeInfo } from '../../scripts/servers/redis-cluster';
-import { askRedis } from '../../scripts/servers/server-probes';
+import { askRedis, waitFor } from '../../scripts/servers/server-probes';
 import { migrateSlot } from '../faults/slot-migration';
 import { scanClusterQueues } from './redis-queues';
 import { choose, hold, lifted, type Topology } from './topology';
@@ -43,7 +43,18 @@ export async function startClusterTopology(prefix: string, hotKey: string): Prom
         const shards = await withReplica();
         if (shards.length === 0) return lifted('none', 'skipped: no shard has a replica left');
         const { master, replica } = choose(shards, fault.pick);
-        await askRedis(replica.port, (redis) => redis.call('CLUSTER', 'FAILOVER'));
+        // CLUSTER FAILOVER only starts it: the cluster looks healthy (the old master still serves) until
+        // the replica has taken over. A manual failover that cannot complete (a replica that rejoined a
+        // moment ago, not yet known everywhere) gives up silently after a few seconds: asked again then.
+        let askedAt = 0;
+        await waitFor(`${replica.port} to take over`, async () => {
+          if (/role:master/.test(await askRedis(replica.port, (redis) => redis.info('replication')))) return true;
+          if (Date.now() - askedAt > 5_000) {
+            askedAt = Date.now();
+            await askRedis(replica.port, (redis) => redis.call('CLUSTER', 'FAILOVER'));
+          }
+          return false;
+        }, 60_000);
         return healed(`master:${master.port}`, `CLUSTER FAILOVER on ${replica.port}`);
       },
       'primary-kill': async (fault) => {
@@ -51,7 +62,12 @@ export async function startClusterTopology(prefix: string, hotKey: string): Prom
         if (shards.length === 0) return lifted('none', 'skipped: no shard has a replica left');
         const { master, replica } = choose(shards, fault.pick);
         await cluster.kill(master.port);
-        return healed(`master:${master.port}`, `SIGKILL; ${replica.port} takes over`);
+        await cluster.waitUntilHealthy();
+        const end = Date.now();
+        // Back empty as the new master's replica, so that the shard can fail over again (and a case with
+        // replicas: 1 can be acknowledged again) later in the run.
+        await cluster.rejoinAsReplica(master.port, replica.port);
+        return { target: `master:${master.port}`, end, recovered: Date.now(), detail: `SIGKILL; ${replica.port} takes over; ${master.port} back as its replica` };
       },
       'server-pause': async (fault) => {
         const { master } = await cluster.shardOf(hotSlot);

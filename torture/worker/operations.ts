@@ -30,7 +30,7 @@ const ABORTED = 'torture: wait aborted';
 /** Runs one operation and records its start and its outcome; never throws. */
 export async function runOperation(run: OpRun): Promise<void> {
   const { plan, record, op } = run;
-  record({ type: 'op-start', op, kind: plan.kind, key: plan.key, waitMs: plan.waitMs, leaseMs: plan.leaseMs, single: isSingleAttempt(plan.kind) });
+  record({ type: 'op-start', op, kind: plan.kind, key: plan.key, waitMs: plan.waitMs, leaseMs: plan.leaseMs, single: isSingleAttempt(plan.kind), ...(plan.kind === 'multi-hold' ? { key2: plan.key2 } : {}) });
   let outcome: { outcome: OpOutcome; error?: string; option?: string } = { outcome: 'ok' };
   try {
     await perform(run);
