@@ -140,6 +140,9 @@ export class ZookeeperConnection {
   private ended(end: ConnectionEnd): void {
     if (this.end) return;
     this.end = end;
+    // An expired session is dropped by the store without a close: its timers stop here.
+    this.stopReadTimeout();
+    clearTimeout(this.spin);
     for (const listener of [...this.ends]) listener(end);
     this.ends.clear();
   }
