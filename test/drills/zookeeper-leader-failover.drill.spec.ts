@@ -1,8 +1,7 @@
-import type { ZookeeperClient } from '../../lib/stores/zookeeper/zookeeper-client.interface';
 import { startZookeeperEnsemble, type ZookeeperEnsemble } from '../../scripts/servers/zookeeper-server';
 import { createLockApp, type LockApp } from '../support/lock-app';
 import { testPrefix } from '../support/test-prefix';
-import { openObserver, queueOf, until } from '../stores/zookeeper-test-support';
+import { openObserver, queueOf, until, type ZookeeperObserver } from '../stores/zookeeper-test-support';
 import { DrillTimeline } from './drill-timeline';
 import { expectServedThrough, handOffRounds, heldAndWaitedFor } from './hand-offs';
 
@@ -21,7 +20,7 @@ const HAND_OFFS_PER_APP = 5;
 describe('drill: the ZooKeeper leader is killed while a lock is held and waited for', () => {
   const prefix = testPrefix(__filename);
   let ensemble: ZookeeperEnsemble;
-  let observer: ZookeeperClient;
+  let observer: ZookeeperObserver;
   const apps = new Map<string, LockApp>();
 
   beforeAll(async () => {
@@ -33,7 +32,7 @@ describe('drill: the ZooKeeper leader is killed while a lock is held and waited 
   });
   afterAll(async () => {
     await Promise.all([...apps.values()].map((app) => app.close()));
-    observer?.close();
+    await observer?.close();
     await ensemble?.stop();
   });
 

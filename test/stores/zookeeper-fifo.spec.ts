@@ -1,16 +1,15 @@
 import type { Lease } from '../../lib/index';
-import type { ZookeeperClient } from '../../lib/stores/zookeeper/zookeeper-client.interface';
 import { startZookeeperEnsemble, type ZookeeperEnsemble } from '../../scripts/servers/zookeeper-server';
 import { createLockApp, type LockApp } from '../support/lock-app';
 import { testPrefix } from '../support/test-prefix';
-import { openObserver, queueOf, until } from './zookeeper-test-support';
+import { openObserver, queueOf, until, type ZookeeperObserver } from './zookeeper-test-support';
 
 const WAITERS = 4;
 
 describe('ZooKeeper store: a fair queue of sequential nodes', () => {
   const prefix = testPrefix(__filename);
   let ensemble: ZookeeperEnsemble;
-  let observer: ZookeeperClient;
+  let observer: ZookeeperObserver;
   let apps: LockApp[];
 
   beforeAll(async () => {
@@ -24,7 +23,7 @@ describe('ZooKeeper store: a fair queue of sequential nodes', () => {
   });
   afterAll(async () => {
     await Promise.all(apps.map((app) => app.close()));
-    observer.close();
+    await observer?.close();
     await ensemble.stop();
   });
 

@@ -68,9 +68,9 @@ describe("store: 'zookeeper' in the module", () => {
     await store.close();
   });
 
-  it('loads the zookeeper package only when an application uses the ZooKeeper store', () => {
+  it('loads the node-zookeeper-client package only when an application uses the ZooKeeper store', () => {
     const script = `
-      const loaded = () => Object.keys(require.cache).some((file) => file.includes('/node_modules/zookeeper/'));
+      const loaded = () => Object.keys(require.cache).some((file) => file.includes('/node_modules/node-zookeeper-client/'));
       const lib = require(${JSON.stringify(join(__dirname, '../../lib/index.ts'))});
       const before = loaded();
       const { createZookeeperLockStore } = require(${JSON.stringify(join(__dirname, '../../lib/stores/zookeeper/zookeeper-client.factory.ts'))});

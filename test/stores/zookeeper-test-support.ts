@@ -1,28 +1,29 @@
 import type { ZookeeperEnsemble } from '../../scripts/servers/zookeeper-server';
+import { ZookeeperConnection } from '../../lib/stores/zookeeper/client/zookeeper-connection';
 import type { ZookeeperClient } from '../../lib/stores/zookeeper/zookeeper-client.interface';
 import { loadZookeeper } from '../../lib/stores/zookeeper/zookeeper.loader';
 import { decodeContenderValue, sortContenders, ZookeeperKeyLayout } from '../../lib/stores/zookeeper/zookeeper-key-layout';
 
-/** A plain ZooKeeper client for looking at what the store wrote (never for taking locks). */
-export async function openObserver(ensemble: ZookeeperEnsemble): Promise<ZookeeperClient> {
-  const ZooKeeper = await loadZookeeper();
-  const client = new ZooKeeper({ connect: ensemble.connect, timeout: 10_000, debug_level: 0 });
-  await new Promise<void>((resolve) => {
-    client.on('connect', () => resolve());
-    client.init({});
-  });
-  return client;
+/** A ZooKeeper client of its own for looking at what the store wrote (never for taking locks). */
+export interface ZookeeperObserver {
+  readonly client: ZookeeperClient;
+  close(): Promise<void>;
+}
+
+export async function openObserver(ensemble: ZookeeperEnsemble): Promise<ZookeeperObserver> {
+  const connection = await ZookeeperConnection.open(await loadZookeeper(), ensemble.connect, 10_000, 10_000);
+  return { client: connection.client, close: () => connection.close() };
 }
 
 /** The contenders of one lock, in queue order (holder first): their paths and the holder name each carries. */
-export async function queueOf(observer: ZookeeperClient, keyPrefix: string, key: string): Promise<Array<{ path: string; holder: string }>> {
+export async function queueOf({ client: observer }: ZookeeperObserver, keyPrefix: string, key: string): Promise<Array<{ path: string; holder: string }>> {
   const lockPath = new ZookeeperKeyLayout(keyPrefix).lockPath(key);
-  const names = sortContenders(await observer.get_children(lockPath, false).catch(() => [] as string[]));
+  const names = sortContenders(await observer.getChildren(lockPath).catch(() => [] as string[]));
   const entries = await Promise.all(
     names.map(async (name) => {
       const path = `${lockPath}/${name}`;
-      const read = await observer.get(path, false).catch(() => undefined);
-      return read && { path, holder: decodeContenderValue(read[1]).holder };
+      const read = await observer.getData(path).catch(() => undefined);
+      return read && { path, holder: decodeContenderValue(read.data).holder };
     }),
   );
   return entries.filter((entry): entry is { path: string; holder: string } => entry !== undefined);

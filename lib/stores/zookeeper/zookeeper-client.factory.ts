@@ -10,8 +10,8 @@ export interface ZookeeperLockStoreSettings {
 }
 
 /**
- * Builds the ZooKeeper store: loads the `zookeeper` package (only now: it is an optional peer, a native
- * addon). Sessions open on first use, one per lease length.
+ * Builds the ZooKeeper store: loads `node-zookeeper-client` (only now: it is an optional peer). Sessions
+ * open on first use, one per lease length.
  */
 export async function createZookeeperLockStore(option: ZookeeperConnectionOption, settings: ZookeeperLockStoreSettings): Promise<ZookeeperLockStore> {
   const zookeeper = await loadZookeeper();

@@ -1,32 +1,33 @@
 /**
- * What the store uses of the `zookeeper` package's promise client (`ZooKeeperPromise`). Typed here, not
- * imported, on purpose: the package is an optional peer, and the library's types must compile in
- * applications that never installed it.
+ * What the store needs of a ZooKeeper client, as promises (`client/zookeeper-client-adapter.ts` builds it
+ * on `node-zookeeper-client`). A rejection carries ZooKeeper's return code as `code`; `zookeeper-reply.ts`
+ * tells node replies (no node, exists, bad version, not empty) from unknown outcomes.
  */
 export interface ZookeeperStat {
+  /** The zxid of the write that created the node, exactly (the fencing token). */
   readonly czxid: number;
   readonly version: number;
   /** The session that owns an ephemeral node, in hex ('0' for a persistent one). */
   readonly ephemeralOwner: string;
 }
 
-export type ZookeeperWatcher = (type: number, state: number, path: string) => void;
+/** A one-shot watch: called once, at the next change the watch was set for. */
+export type ZookeeperWatcher = () => void;
 
 export interface ZookeeperClient {
+  /** The session id, in hex. */
+  readonly sessionId: string;
   /** The negotiated session timeout (ms), once connected. */
-  readonly timeout: number;
-  /** The session id. */
-  readonly client_id: string;
-  init(config: Record<string, unknown>): unknown;
-  on(event: 'connect' | 'connecting' | 'close', listener: (...args: unknown[]) => void): unknown;
-  removeAllListeners(): unknown;
-  close(): unknown;
-  create(path: string, data: string, flags: number): Promise<string>;
-  exists(path: string, watch: boolean): Promise<ZookeeperStat | null | undefined>;
-  get(path: string, watch: boolean): Promise<[ZookeeperStat, Buffer | string | null]>;
-  w_get(path: string, watcher: ZookeeperWatcher): Promise<[ZookeeperStat, Buffer | string | null]>;
-  get_children(path: string, watch: boolean): Promise<string[]>;
-  w_get_children(path: string, watcher: ZookeeperWatcher): Promise<string[]>;
-  set(path: string, data: string, version: number): Promise<ZookeeperStat>;
-  delete_(path: string, version: number): Promise<unknown>;
+  readonly sessionTimeoutMs: number;
+  /** Creates a node of `mode` (`CREATE` in zookeeper-reply.ts); resolves with its path (a sequential node's, suffix included). */
+  create(path: string, data: string, mode: number): Promise<string>;
+  /** The node's stat, null when there is none; `watcher` fires at its creation, change or deletion. */
+  exists(path: string, watcher?: ZookeeperWatcher): Promise<ZookeeperStat | null>;
+  /** `watcher` fires at the node's next value change or its deletion. */
+  getData(path: string, watcher?: ZookeeperWatcher): Promise<{ readonly stat: ZookeeperStat; readonly data: Buffer | undefined }>;
+  /** `watcher` fires at the next child created or deleted, or the node's deletion. */
+  getChildren(path: string, watcher?: ZookeeperWatcher): Promise<string[]>;
+  setData(path: string, data: string, version: number): Promise<ZookeeperStat>;
+  /** Deletes the node if its version is `version` (-1: any). */
+  remove(path: string, version: number): Promise<void>;
 }

@@ -14,7 +14,7 @@ const CONTENDER = /^lock-([0-9a-f]+)-(\d{10})$/;
 /**
  * Where each node of a lock lives. As in Curator's InterProcessMutex, every acquisition (holder or waiter)
  * creates its own ephemeral sequential node under the lock's parent `<root>/<encoded keyPrefix + key>`;
- * the lowest sequence holds. The parent is a container node: the ensemble deletes it once it is empty.
+ * the lowest sequence holds. The parent is persistent; the store deletes it once it is empty.
  */
 export class ZookeeperKeyLayout {
   constructor(private readonly keyPrefix: string) {}
@@ -64,7 +64,7 @@ export function encodeContenderValue(value: ContenderValue): string {
 }
 
 /** A node written by something else reads as a holder of unknown name and length. */
-export function decodeContenderValue(data: Buffer | string | null): ContenderValue {
+export function decodeContenderValue(data: Buffer | string | null | undefined): ContenderValue {
   try {
     const parsed = JSON.parse(String(data ?? '')) as Partial<ContenderValue>;
     return { holder: String(parsed.holder ?? '?'), leaseMs: Number(parsed.leaseMs ?? Number.NaN) };

@@ -29,7 +29,7 @@ export class ZookeeperLockInspection {
     const session = await this.context.reader();
     let names: string[];
     try {
-      names = await session.call('list', match, (client) => client.get_children(ZOOKEEPER_ROOT, false));
+      names = await session.call('list', match, (client) => client.getChildren(ZOOKEEPER_ROOT));
     } catch (error) {
       if (isNodeReply(error, ZK.NONODE)) return [];
       throw error;
@@ -46,7 +46,10 @@ export class ZookeeperLockInspection {
       if (!held) return { released: false, reason: 'not-held' };
       if (fencingToken !== undefined && held.lock.fencingToken !== fencingToken) return { released: false, reason: 'fencing-mismatch', current: held.lock };
       const session = await this.context.reader();
-      if (await deleteIfCreatedAt(session, 'forceRelease', key, held.path, held.lock.fencingToken)) return { released: true, lock: held.lock };
+      if (await deleteIfCreatedAt(session, 'forceRelease', key, held.path, held.lock.fencingToken)) {
+        this.context.pruneParent(session, key);
+        return { released: true, lock: held.lock };
+      }
       // The grant this call saw ended by itself first: never take the next holder in its place.
       if (fencingToken === undefined) return { released: false, reason: 'not-held' };
     }

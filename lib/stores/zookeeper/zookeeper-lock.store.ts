@@ -74,7 +74,7 @@ export class ZookeeperLockStore implements LockStore {
         join: () => this.context.join(key, leaseMs, holder),
         position: (_request, ticket) => this.context.position(key, ticket),
         watch: async (_request, ticket, predecessor, onChange) => {
-          const node = await ticket.session.call('acquire', key, (client) => client.w_get(predecessor, () => onChange())).catch((error: unknown) => {
+          const node = await ticket.session.call('acquire', key, (client) => client.getData(predecessor, onChange)).catch((error: unknown) => {
             if (error instanceof LockStoreUnavailableError) throw error;
             return null;
           });
@@ -106,7 +106,8 @@ export class ZookeeperLockStore implements LockStore {
     try {
       // One round trip: the node's name carries this grant's random nonce, so no other grant's node can
       // ever be at this path (not even after a re-created parent restarted the sequence).
-      await session.call('release', key, (client) => client.delete_(path, -1));
+      await session.call('release', key, (client) => client.remove(path, -1));
+      this.context.pruneParent(session, key);
       return true;
     } catch (error) {
       if (isNodeReply(error, ZK.NONODE)) return false;

@@ -1,15 +1,16 @@
 import { retryDelayMs } from '../../support/retry-delay.js';
-import { ensureNode } from './nodes/contender.node.js';
-import { CREATE, ZK, isNodeReply } from './zookeeper-reply.js';
-import { sortContenders, ZOOKEEPER_ROOT } from './zookeeper-key-layout.js';
+import { ZK, isNodeReply } from './zookeeper-reply.js';
+import { sortContenders } from './zookeeper-key-layout.js';
 import type { ZookeeperStoreContext } from './zookeeper-store-context.js';
 import type { ZookeeperSession } from './zookeeper-session.js';
 
 /**
  * Release notifications for one key: a child watch on the lock's parent, re-armed at every event. A
  * release (the holder's node deleted) calls the listener; a new waiter or a minimum hold (a value change)
- * does not. Watches live on a session: when it ends, the listener is called once (a release may have been
- * missed) and the watch moves to a live session.
+ * does not. A key nobody holds may have no parent node (the last release deleted it): the watch then
+ * waits for its creation instead, and never creates it (a watched, unused key leaves no node behind).
+ * Watches live on a session: when it ends, the listener is called once (a release may have been missed)
+ * and the watch moves to a live session.
  */
 export class ZookeeperReleaseWatch {
   private stopped = false;
@@ -26,11 +27,7 @@ export class ZookeeperReleaseWatch {
 
   /** Resolves once the watch is set. */
   async start(): Promise<void> {
-    const session = await this.context.reader();
-    const lockPath = this.context.layout.lockPath(this.key);
-    await ensureNode(session, this.key, ZOOKEEPER_ROOT, CREATE.PERSISTENT);
-    await ensureNode(session, this.key, lockPath, CREATE.CONTAINER);
-    await this.arm(session);
+    await this.arm(await this.context.reader());
   }
 
   stop(): void {
@@ -49,12 +46,13 @@ export class ZookeeperReleaseWatch {
     });
     let names: string[];
     try {
-      names = await session.call('subscribe', this.key, (client) => client.w_get_children(lockPath, () => this.again()));
+      names = await session.call('subscribe', this.key, (client) => client.getChildren(lockPath, () => this.again()));
     } catch (error) {
       if (!isNodeReply(error, ZK.NONODE)) throw error;
-      // The ensemble deleted the empty parent: create it again and watch that.
-      await ensureNode(session, this.key, lockPath, CREATE.CONTAINER);
-      return this.arm(session);
+      // No parent: nobody holds the key. Watch for the parent's creation (the next contender's).
+      const created = await session.call('subscribe', this.key, (client) => client.exists(lockPath, () => this.again()));
+      if (created) return this.arm(session);
+      names = [];
     }
     const [first] = sortContenders(names);
     if (this.holder !== undefined && first !== this.holder) this.notify();

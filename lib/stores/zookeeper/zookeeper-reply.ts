@@ -1,4 +1,4 @@
-/** ZooKeeper's return codes the protocol tells apart (the C client's `ZOO_ERRORS`). */
+/** ZooKeeper's return codes the protocol tells apart (`node-zookeeper-client`'s `Exception` codes). */
 export const ZK = {
   CONNECTIONLOSS: -4,
   OPERATIONTIMEOUT: -7,
@@ -9,13 +9,16 @@ export const ZK = {
   SESSIONEXPIRED: -112,
 } as const;
 
-/** Node flags (`CreateMode`). */
-export const CREATE = { PERSISTENT: 0, EPHEMERAL_SEQUENTIAL: 3, CONTAINER: 4 } as const;
+/**
+ * Node modes (`CreateMode`). No container mode: that client has none (and no TTL nodes), so a lock's parent
+ * is persistent and the store deletes it once empty (`nodes/lock-parent.node.ts`).
+ */
+export const CREATE = { PERSISTENT: 0, EPHEMERAL_SEQUENTIAL: 3 } as const;
 
 /**
- * A reply the server gave about a node (no such node, it exists, another version): part of the protocol,
- * never an outage. Everything else a call can end in (connection loss, session expiry, a timeout) is a
- * `LockStoreUnavailableError`.
+ * A reply the server gave about a node (no such node, it exists, another version, it has children): part
+ * of the protocol, never an outage. Everything else a call can end in (connection loss, session expiry,
+ * a timeout) is a `LockStoreUnavailableError`.
  */
 export class ZookeeperNodeError extends Error {
   constructor(
@@ -29,16 +32,10 @@ export class ZookeeperNodeError extends Error {
 
 const NODE_REPLIES = new Set<number>([ZK.NONODE, ZK.BADVERSION, ZK.NODEEXISTS, ZK.NOTEMPTY]);
 
-/**
- * The return code in one of the `zookeeper` package's errors: `"-101 no node"` for a call the server
- * answered, `fn: "…" args: "…" result: "ZINVALIDSTATE -9"` for one the client refused to send.
- */
+/** The return code of a failed call: the `code` of the client's `Exception` (`Exception: NO_NODE[-101]@/path`). */
 export function returnCodeOf(error: unknown): number | undefined {
-  const message = error instanceof Error ? error.message : String(error);
-  const answered = /^(-?\d+) /.exec(message);
-  if (answered) return Number(answered[1]);
-  const refused = /result: "\w+ (-?\d+)"/.exec(message);
-  return refused ? Number(refused[1]) : undefined;
+  const code = (error as { code?: unknown } | null | undefined)?.code;
+  return typeof code === 'number' ? code : undefined;
 }
 
 /** A node reply as a {@link ZookeeperNodeError}, or undefined for a failure of the call itself. */

@@ -1,11 +1,8 @@
 import { LockStoreUnavailableError } from '../../errors/lock-store-unavailable.error.js';
+import { ZookeeperConnection } from './client/zookeeper-connection.js';
 import type { ZookeeperClient } from './zookeeper-client.interface.js';
 import type { ZookeeperPackage } from './zookeeper.loader.js';
 import { nodeReplyOf, returnCodeOf, ZK } from './zookeeper-reply.js';
-
-/** The C client's session states (`zoo_state`). */
-const EXPIRED_SESSION_STATE = -112;
-const AUTH_FAILED_STATE = -113;
 
 /**
  * One ZooKeeper session: the lease of every node it creates. The ensemble deletes those nodes when it has
@@ -18,50 +15,32 @@ export class ZookeeperSession {
   private readonly onEnd = new Set<() => void>();
 
   private constructor(
-    private readonly client: ZookeeperClient,
+    private readonly connection: ZookeeperConnection,
     /** `host:port,…` for error messages. */
     readonly servers: string,
     private readonly commandTimeoutMs: number,
   ) {
-    client.on('close', () => this.end());
+    connection.whenEnded(() => this.end());
   }
 
-  /** Opens a session asking for `timeoutMs`; rejects with `LockStoreUnavailableError` when none is granted in time. */
-  static open(zookeeper: ZookeeperPackage, connect: string, timeoutMs: number, commandTimeoutMs: number): Promise<ZookeeperSession> {
-    const client = new zookeeper({
-      connect,
-      timeout: timeoutMs,
-      // The C client's own log goes to stderr per reconnect attempt; the store reports outages itself.
-      debug_level: 0,
-      host_order_deterministic: false,
-    });
+  /** Opens a session asking for `timeoutMs`; rejects with `LockStoreUnavailableError` when none is granted within the command timeout. */
+  static async open(zookeeper: ZookeeperPackage, connect: string, timeoutMs: number, commandTimeoutMs: number): Promise<ZookeeperSession> {
     const servers = describeServers(connect);
-    return new Promise<ZookeeperSession>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        client.removeAllListeners();
-        client.close();
-        reject(unavailable('connect', '*', servers, `no session within ${commandTimeoutMs} ms`));
-      }, commandTimeoutMs);
-      timer.unref();
-      client.on('connect', () => {
-        clearTimeout(timer);
-        resolve(new ZookeeperSession(client, servers, commandTimeoutMs));
-      });
-      client.on('close', (_client: unknown, state: unknown) => {
-        clearTimeout(timer);
-        reject(unavailable('connect', '*', servers, state === AUTH_FAILED_STATE ? 'authentication failed' : 'the session closed'));
-      });
-      client.init({});
-    });
+    try {
+      return new ZookeeperSession(await ZookeeperConnection.open(zookeeper, connect, timeoutMs, commandTimeoutMs), servers, commandTimeoutMs);
+    } catch (error) {
+      throw unavailable('connect', '*', servers, (error as Error).message);
+    }
   }
 
   /** The session timeout the server granted (it clamps the request to its min/max). */
   get timeoutMs(): number {
-    return this.client.timeout;
+    return this.connection.client.sessionTimeoutMs;
   }
 
+  /** The session id, in hex (as an ephemeral node's `ephemeralOwner`). */
   get id(): string {
-    return String(this.client.client_id);
+    return this.connection.client.sessionId;
   }
 
   /** True once the session expired or was closed: its ephemeral nodes are gone, or going. */
@@ -80,9 +59,11 @@ export class ZookeeperSession {
   }
 
   /**
-   * Runs one request with the per-command timeout. A node reply (no node, exists, bad version) rejects
-   * with `ZookeeperNodeError`; everything else (connection loss, session expiry, no answer in time) with
-   * a `LockStoreUnavailableError` naming the servers and the reason: the outcome is unknown.
+   * Runs one request with the per-command timeout (the client has none of its own: a request sent to a
+   * member that stopped answering, or queued while no member is reachable, would wait forever). A node
+   * reply (no node, exists, bad version, not empty) rejects with `ZookeeperNodeError`; everything else
+   * (connection loss, session expiry, no answer in time) with a `LockStoreUnavailableError` naming the
+   * servers and the reason: the outcome is unknown. A session that ends meanwhile ends the call at once.
    */
   call<T>(operation: string, key: string, send: (client: ZookeeperClient) => Promise<T>): Promise<T> {
     if (this.dead) return Promise.reject(unavailable(operation, key, this.servers, 'the session expired'));
@@ -92,6 +73,7 @@ export class ZookeeperSession {
         if (done) return;
         done = true;
         clearTimeout(timer);
+        stopWatching();
         if (error === undefined) return resolve(value as T);
         const reply = nodeReplyOf(error);
         if (reply) return reject(reply);
@@ -100,8 +82,9 @@ export class ZookeeperSession {
       };
       const timer = setTimeout(() => finish(new Error(`no answer within ${this.commandTimeoutMs} ms`)), this.commandTimeoutMs);
       timer.unref();
+      const stopWatching = this.whenEnded(() => finish(Object.assign(new Error('the session expired'), { code: ZK.SESSIONEXPIRED })));
       try {
-        send(this.client).then(
+        send(this.connection.client).then(
           (value) => finish(undefined, value),
           (error: unknown) => finish(error ?? new Error('rejected')),
         );
@@ -111,11 +94,10 @@ export class ZookeeperSession {
     });
   }
 
-  /** Ends the session: the ensemble deletes its ephemeral nodes at once. */
-  close(): void {
-    if (this.dead) return;
+  /** Ends the session: the ensemble deletes its ephemeral nodes at once. Bounded, never rejects. */
+  close(): Promise<void> {
     this.end();
-    this.client.close();
+    return this.connection.close();
   }
 
   private end(): void {
@@ -138,6 +120,7 @@ export function describeServers(connect: string): string {
 function reasonOf(error: unknown): string {
   const rc = returnCodeOf(error);
   if (rc === ZK.CONNECTIONLOSS) return 'connection lost';
-  if (rc === ZK.SESSIONEXPIRED || rc === EXPIRED_SESSION_STATE) return 'the session expired';
+  if (rc === ZK.SESSIONEXPIRED) return 'the session expired';
+  if (rc === ZK.OPERATIONTIMEOUT) return 'the operation timed out';
   return error instanceof Error ? error.message : String(error);
 }

@@ -78,18 +78,18 @@ export class ZookeeperSessions {
     const pending = ZookeeperSession.open(this.zookeeper, connect, this.settings.sessionTimeoutMs ?? READER_SESSION_MS, commandTimeoutMs);
     this.reading = pending;
     const session = await pending;
-    if (this.closed) session.close();
+    if (this.closed) await session.close();
     return session;
   }
 
-  /** Ends every session: the ensemble deletes their nodes at once. */
+  /** Ends every session: the ensemble deletes their nodes at once. Bounded (see `ZookeeperConnection.close`). */
   async close(): Promise<void> {
     this.closed = true;
     const all = [...this.open.values(), ...(this.reading ? [this.reading] : [])];
     const sessions = await Promise.all(all.map((pending) => pending.catch(() => undefined)));
     this.open.clear();
     this.reading = undefined;
-    for (const session of sessions) session?.close();
+    await Promise.all(sessions.map((session) => session?.close()));
   }
 
   private async openChecked(timeoutMs: number): Promise<ZookeeperSession> {
@@ -97,11 +97,11 @@ export class ZookeeperSessions {
     const { connect, commandTimeoutMs } = this.settings;
     const session = await ZookeeperSession.open(this.zookeeper, connect, timeoutMs, commandTimeoutMs);
     if (this.closed) {
-      session.close();
+      await session.close();
       throw unavailable('connect', '*', session.servers, 'the store was closed');
     }
     if (session.timeoutMs === timeoutMs) return session;
-    session.close();
+    await session.close();
     // The server clamps the timeout to its minSessionTimeout / maxSessionTimeout (2 and 20 ticks stock).
     const granted = session.timeoutMs;
     const option = this.settings.sessionTimeoutMs === undefined ? 'leaseMs' : 'sessionTimeoutMs';

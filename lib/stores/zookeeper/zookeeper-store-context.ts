@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { LockStoreUnavailableError } from '../../errors/lock-store-unavailable.error.js';
 import { BackgroundTasks } from '../../support/background-tasks.js';
 import { createContender } from './nodes/contender.node.js';
+import { removeLockParentIfEmpty } from './nodes/lock-parent.node.js';
 import { contendersOf, statOf } from './nodes/contenders.query.js';
 import type { ZookeeperPackage } from './zookeeper.loader.js';
 import { isNodeReply, ZK } from './zookeeper-reply.js';
@@ -77,17 +78,23 @@ export class ZookeeperStoreContext {
    * Deletes a contender's node in the background, retried for as long as its session lives (the node
    * cannot outlive it): after an outage without a quorum the ensemble resumes the session, node and all,
    * and the delete then gets through. Its name carries the attempt's random nonce, so no other
-   * contender's node is ever at that path.
+   * contender's node is ever at that path. The lock's parent goes too once nothing is left under it.
    */
   leave(key: string, ticket: Pick<ContenderTicket, 'session' | 'path'>): void {
     const { session, path } = ticket;
     this.whileSessionLives(session, async () => {
       try {
-        await session.call('release', key, (client) => client.delete_(path, -1));
+        await session.call('release', key, (client) => client.remove(path, -1));
       } catch (error) {
         if (!isNodeReply(error, ZK.NONODE)) throw error;
       }
+      await removeLockParentIfEmpty(session, key, this.layout.lockPath(key));
     });
+  }
+
+  /** Deletes the lock's parent in the background if a release left it empty (once: the next release tries again). */
+  pruneParent(session: ZookeeperSession, key: string): void {
+    this.tasks.run(() => removeLockParentIfEmpty(session, key, this.layout.lockPath(key)));
   }
 
   grant(token: string, key: string, holder: string, leaseMs: number, ticket: ContenderTicket, startedAt: number): ZookeeperGrant {

@@ -1,17 +1,14 @@
 import { loadOptionalPeer } from '../../support/optional-peer.js';
-import type { ZookeeperClient } from './zookeeper-client.interface.js';
+import type { NodeZookeeperClientPackage } from './client/node-zookeeper-client.types.js';
 
-/** What the store uses of the `zookeeper` package: its promise client class and its constants. */
-export interface ZookeeperPackage {
-  new (config: Record<string, unknown>): ZookeeperClient;
-  readonly constants: Readonly<Record<string, number>>;
-}
+/** What the store uses of the `node-zookeeper-client` package. */
+export type ZookeeperPackage = NodeZookeeperClientPackage;
 
-/** Loads the `zookeeper` package (an optional peer, a native addon) when the ZooKeeper store is actually built. */
+/** Loads `node-zookeeper-client` (an optional peer, pure JavaScript) when the ZooKeeper store is actually built. */
 export function loadZookeeper(): Promise<ZookeeperPackage> {
-  return loadOptionalPeer('zookeeper', {
+  return loadOptionalPeer('node-zookeeper-client', {
     option: 'store',
     value: 'zookeeper',
-    isModule: (zk) => typeof zk === 'function' && typeof (zk as { constants?: unknown }).constants === 'object',
+    isModule: (zk) => typeof (zk as { createClient?: unknown }).createClient === 'function',
   });
 }

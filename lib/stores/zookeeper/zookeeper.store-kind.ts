@@ -8,7 +8,7 @@ export interface ZookeeperModuleOptions {
   /**
    * Where the locks live with `store: 'zookeeper'`: a connect string (`'zk-0:2181,zk-1:2181,zk-2:2181'`,
    * every member, optionally with a chroot: `'…:2181/apps/orders'`) or the list of `host:port` members.
-   * Requires the `zookeeper` package. Required when `store` is `'zookeeper'`; `leaseMs` becomes the
+   * Requires the `node-zookeeper-client` package. Required when `store` is `'zookeeper'`; `leaseMs` becomes the
    * session timeout, which the server must grant as asked (see docs/zookeeper.md).
    */
   zookeeper?: ZookeeperConnectionOption;

@@ -11,7 +11,7 @@ export async function deleteIfCreatedAt(session: ZookeeperSession, operation: st
   const stat = await statOf(session, operation, key, path);
   if (!stat || stat.czxid !== czxid) return false;
   try {
-    await session.call(operation, key, (client) => client.delete_(path, stat.version));
+    await session.call(operation, key, (client) => client.remove(path, stat.version));
     return true;
   } catch (error) {
     if (isNodeReply(error, ZK.NONODE) || isNodeReply(error, ZK.BADVERSION)) return false;
@@ -24,7 +24,7 @@ export async function setIfCreatedAt(session: ZookeeperSession, operation: strin
   const stat = await statOf(session, operation, key, path);
   if (!stat || stat.czxid !== czxid) return false;
   try {
-    await session.call(operation, key, (client) => client.set(path, data, stat.version));
+    await session.call(operation, key, (client) => client.setData(path, data, stat.version));
     return true;
   } catch (error) {
     if (isNodeReply(error, ZK.NONODE) || isNodeReply(error, ZK.BADVERSION)) return false;

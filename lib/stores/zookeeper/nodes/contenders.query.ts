@@ -6,7 +6,7 @@ import { isNodeReply, ZK } from '../zookeeper-reply.js';
 /** One lock's contender names in queue order, holder first; none when the lock has no parent node. */
 export async function contendersOf(session: ZookeeperSession, operation: string, key: string, lockPath: string): Promise<string[]> {
   try {
-    return sortContenders(await session.call(operation, key, (client) => client.get_children(lockPath, false)));
+    return sortContenders(await session.call(operation, key, (client) => client.getChildren(lockPath)));
   } catch (error) {
     if (isNodeReply(error, ZK.NONODE)) return [];
     throw error;
@@ -21,7 +21,7 @@ export interface ReadNode {
 /** A contender's stat and value, or null once it is gone. */
 export async function readContender(session: ZookeeperSession, operation: string, key: string, path: string): Promise<ReadNode | null> {
   try {
-    const [stat, data] = await session.call(operation, key, (client) => client.get(path, false));
+    const { stat, data } = await session.call(operation, key, (client) => client.getData(path));
     return { stat, value: decodeContenderValue(data) };
   } catch (error) {
     if (isNodeReply(error, ZK.NONODE)) return null;
@@ -31,6 +31,5 @@ export async function readContender(session: ZookeeperSession, operation: string
 
 /** A node's stat, or null once it is gone. */
 export async function statOf(session: ZookeeperSession, operation: string, key: string, path: string): Promise<ZookeeperStat | null> {
-  const stat = await session.call(operation, key, (client) => client.exists(path, false));
-  return stat ?? null;
+  return session.call(operation, key, (client) => client.exists(path));
 }
