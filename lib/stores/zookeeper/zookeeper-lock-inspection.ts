@@ -47,7 +47,7 @@ export class ZookeeperLockInspection {
       if (fencingToken !== undefined && held.lock.fencingToken !== fencingToken) return { released: false, reason: 'fencing-mismatch', current: held.lock };
       const session = await this.context.reader();
       if (await deleteIfCreatedAt(session, 'forceRelease', key, held.path, held.lock.fencingToken)) {
-        this.context.pruneParent(session, key);
+        this.context.emptyParents.add(key);
         return { released: true, lock: held.lock };
       }
       // The grant this call saw ended by itself first: never take the next holder in its place.

@@ -107,7 +107,7 @@ export class ZookeeperLockStore implements LockStore {
       // One round trip: the node's name carries this grant's random nonce, so no other grant's node can
       // ever be at this path (not even after a re-created parent restarted the sequence).
       await session.call('release', key, (client) => client.remove(path, -1));
-      this.context.pruneParent(session, key);
+      this.context.emptyParents.add(key);
       return true;
     } catch (error) {
       if (isNodeReply(error, ZK.NONODE)) return false;
@@ -174,6 +174,7 @@ export class ZookeeperLockStore implements LockStore {
     this.holds.clear();
     for (const watch of [...this.watches]) watch.stop();
     this.watches.clear();
+    this.context.emptyParents.flush();
     await this.context.tasks.settle(this.context.settings.commandTimeoutMs);
     this.context.grants.clear();
     await this.context.sessions.close();

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { LockStoreUnavailableError } from '../../errors/lock-store-unavailable.error.js';
 import { BackgroundTasks } from '../../support/background-tasks.js';
 import { createContender } from './nodes/contender.node.js';
+import { EmptyParents } from './nodes/empty-parents.js';
 import { removeLockParentIfEmpty } from './nodes/lock-parent.node.js';
 import { contendersOf, statOf } from './nodes/contenders.query.js';
 import type { ZookeeperPackage } from './zookeeper.loader.js';
@@ -26,6 +27,8 @@ export class ZookeeperStoreContext {
   readonly sessions: ZookeeperSessions;
   readonly grants: ZookeeperGrants;
   readonly tasks = new BackgroundTasks();
+  /** Parents a release or give-up may have left empty; deleted a moment later (see `EmptyParents`). */
+  readonly emptyParents = new EmptyParents((key) => this.tasks.run(async () => removeLockParentIfEmpty(await this.reader(), key, this.layout.lockPath(key))));
 
   constructor(
     zookeeper: ZookeeperPackage,
@@ -88,13 +91,8 @@ export class ZookeeperStoreContext {
       } catch (error) {
         if (!isNodeReply(error, ZK.NONODE)) throw error;
       }
-      await removeLockParentIfEmpty(session, key, this.layout.lockPath(key));
+      this.emptyParents.add(key);
     });
-  }
-
-  /** Deletes the lock's parent in the background if a release left it empty (once: the next release tries again). */
-  pruneParent(session: ZookeeperSession, key: string): void {
-    this.tasks.run(() => removeLockParentIfEmpty(session, key, this.layout.lockPath(key)));
   }
 
   grant(token: string, key: string, holder: string, leaseMs: number, ticket: ContenderTicket, startedAt: number): ZookeeperGrant {

@@ -10,8 +10,14 @@ import { CREATE, isNodeReply, ZK } from '../zookeeper-reply.js';
  * czxid, which rises with every write of the ensemble, not its sequence suffix (which restarts).
  */
 export async function ensureLockParent(session: ZookeeperSession, key: string, lockPath: string): Promise<void> {
-  await ensureNode(session, key, ZOOKEEPER_ROOT);
-  await ensureNode(session, key, lockPath);
+  try {
+    await ensureNode(session, key, lockPath);
+  } catch (error) {
+    // The root is created once per ensemble and never deleted: asked for only when the parent cannot be.
+    if (!isNodeReply(error, ZK.NONODE)) throw error;
+    await ensureNode(session, key, ZOOKEEPER_ROOT);
+    await ensureNode(session, key, lockPath);
+  }
 }
 
 /**
