@@ -62,9 +62,9 @@ export function busyByKey(model: Model, def: TortureCase, bounds: Bounds): Map<s
     const end = op.end ?? model.runEnd;
     // On a fair queue such a call may also leave its entry behind (its leave failed or never went out):
     // a dead entry, which stands its heartbeat and may then be handed the key for one more (queueMs).
+    const proc = model.procs.get(op.actor);
     for (const key of op.keys) {
       if (op.outcome && op.outcome !== 'ok' && op.outcome !== 'refused') add(key, op.start, settledAfter(faults, end, bounds) + Math.max(bounds.orphanMs, bounds.queueMs));
-      const proc = model.procs.get(op.actor);
       for (const p of proc?.pauses ?? []) if (p.from <= end && op.start <= p.to) add(key, op.start, Math.max(end, p.to) + bounds.orphanMs);
       if (proc?.diedAt !== undefined && proc.diedAt <= end && op.start <= proc.diedAt) {
         add(key, op.start, proc.diedAt + bounds.leaseMaxMs + bounds.queueMs + bounds.slackMs);
