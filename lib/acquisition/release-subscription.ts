@@ -2,23 +2,30 @@ import type { Wake } from '../support/wake.js';
 
 /**
  * The release notifications one waiter listens to. Asked for once the key is found taken, without the wait
- * stopping for it (attempts go on by the backoff while it is not confirmed, so a slow subscriber connection
- * never holds a waiter back). Confirmed, it wakes the waiter once: the attempt right after catches a release
- * that came before the channel was live. Refused, it is asked for again when the waiter next wakes.
+ * stopping for it. Confirmed, it wakes the waiter once: the attempt right after catches a release that came
+ * before the channel was live, so a waiter whose subscription is still on its way needs no fast polling
+ * either (a subscriber connection coming up on a loaded box took longer than the first backoff steps, and
+ * those wake-ups read as "notifications missing"). Refused, it wakes the waiter, which then polls by the
+ * backoff and asks for it again at each wake-up.
  */
 export class ReleaseSubscription {
   private state: 'idle' | 'pending' | 'live' | 'refused' | 'closed' = 'idle';
   private stop?: () => void;
-  private confirmed = false;
+  private answered = false;
+  /** Asked for again after a refusal, it is not counted on until confirmed: the waiter polls meanwhile. */
+  private refusedOnce = false;
 
   constructor(
     private readonly subscribe: (listener: () => void) => Promise<() => void>,
     private readonly wake: Wake,
   ) {}
 
-  /** Whether release notifications of the key reach the waiter now. */
-  get live(): boolean {
-    return this.state === 'live';
+  /**
+   * Whether a release of the key wakes the waiter: the channel is live, or its confirmation (after which
+   * the waiter attempts at once) is still to come.
+   */
+  get listening(): boolean {
+    return this.state === 'live' || (this.state === 'pending' && !this.refusedOnce);
   }
 
   open(): void {
@@ -29,11 +36,17 @@ export class ReleaseSubscription {
         if (this.state === 'closed') return stop();
         this.stop = stop;
         this.state = 'live';
-        this.confirmed = true;
+        this.answered = true;
         this.wake.fire();
       },
       () => {
-        if (this.state === 'pending') this.state = 'refused';
+        if (this.state !== 'pending') return;
+        this.state = 'refused';
+        if (this.refusedOnce) return;
+        this.refusedOnce = true;
+        // The waiter may be in a safety-net sleep counted on this subscription: it polls from now on.
+        this.answered = true;
+        this.wake.fire();
       },
     );
   }
@@ -43,11 +56,14 @@ export class ReleaseSubscription {
     if (this.state === 'refused') this.open();
   }
 
-  /** True once after the subscription was confirmed: the wake-up it gave was the confirmation's. */
-  takeConfirmation(): boolean {
-    const confirmed = this.confirmed;
-    this.confirmed = false;
-    return confirmed;
+  /**
+   * True once after the subscription was confirmed or refused: the wake-up it gave was that answer's, not a
+   * release's.
+   */
+  takeAnswer(): boolean {
+    const answered = this.answered;
+    this.answered = false;
+    return answered;
   }
 
   /** Stops listening; a subscription confirmed later is undone at once. */

@@ -103,18 +103,20 @@ export async function acquireWithin(plan: WaitPlan): Promise<WaitOutcome> {
       }
       const remaining = deadline - Date.now();
       if (remaining <= 0) return outcome();
-      // Subscribed and the store answering: the release notification wakes the waiter, and the fallback is
-      // a safety net for a missed one, once per retryMaxDelayMs or so, never a steady poll. Without a live
-      // channel (not confirmed yet, or refused), or while store errors are retried, exponential from the minimum.
-      const live = channel.live && failure === undefined;
+      // Subscribed (or the subscription's answer still to come) and the store answering: the release
+      // notification wakes the waiter, and the fallback is a safety net for a missed one, once per
+      // retryMaxDelayMs or so, never a steady poll. With the subscription refused, or while store errors are
+      // retried, exponential from the minimum.
+      const live = channel.listening && failure === undefined;
       const backoff = live ? safetyNetDelayMs(plan.retryMaxDelayMs) : retryDelayMs(retry, plan.retryMinDelayMs, plan.retryMaxDelayMs);
       const holderLeft = result && !result.acquired && result.ttlMs >= 0 ? result.ttlMs + 1 : Infinity;
       const sleepMs = Math.min(remaining, backoff, holderLeft);
       const notified = await wake.wait(Date.now() + sleepMs, plan.signal);
-      // The wake-up the confirmed subscription gave: the attempt right after it catches a release that
-      // came before the channel was live. Neither a release nor a fallback, so it is not counted as one.
-      const confirmation = notified && channel.takeConfirmation();
-      if (!plan.signal?.aborted && !confirmation) {
+      // The wake-up the subscription's answer gave (confirmed: the attempt right after catches a release that
+      // came before the channel was live; refused: the waiter polls from now on). Neither a release nor a
+      // fallback, so it is not counted as one.
+      const answer = notified && channel.takeAnswer();
+      if (!plan.signal?.aborted && !answer) {
         plan.tally.wokenBy(notified ? 'notification' : sleepMs === holderLeft ? 'expiry' : sleepMs === remaining ? 'deadline' : 'backoff');
       }
       if (live) retry = 0;

@@ -49,10 +49,10 @@ export interface LockModuleOptions extends StoreModuleOptions {
   commandTimeoutMs?: number;
   /**
    * Fallback retry delays while waiting. Waiters are woken by the release notification; while subscribed
-   * to it, a waiter also looks again every `retryMaxDelayMs` or so (half to all of it, jittered), a safety
-   * net for a missed notification. While no notification channel is live (the subscription failed) and
-   * while store errors are retried, the delays grow exponentially from `retryMinDelayMs` to
-   * `retryMaxDelayMs`, with full jitter.
+   * to it (or the subscription's confirmation, after which the waiter looks at once, is still on its way),
+   * a waiter also looks again every `retryMaxDelayMs` or so (half to all of it, jittered), a safety net
+   * for a missed notification. While the subscription is refused and while store errors are retried, the
+   * delays grow exponentially from `retryMinDelayMs` to `retryMaxDelayMs`, with full jitter.
    * @default 10
    */
   retryMinDelayMs?: number;
