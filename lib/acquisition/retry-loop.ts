@@ -49,7 +49,7 @@ export interface WaitOutcome {
  * Acquires within `waitMs`. Between attempts a waiter sleeps until the first of: a release notification for
  * the key, the holder's remaining TTL, the deadline, or a fallback delay in case a notification was missed:
  * about `retryMaxDelayMs` while subscribed (a rare safety net), exponential with full jitter from
- * `retryMinDelayMs` while no notification channel is live. It never spins and never sleeps past the deadline.
+ * `retryMinDelayMs` while its release subscription is refused. It never spins and never sleeps past the deadline.
  *
  * A store error (`LockStoreUnavailableError`: a failover, a restart, a cut connection) is retried with the
  * exponential backoff while the deadline allows; when it does not, the last store error is what the caller gets,
@@ -107,8 +107,8 @@ export async function acquireWithin(plan: WaitPlan): Promise<WaitOutcome> {
       // notification wakes the waiter, and the fallback is a safety net for a missed one, once per
       // retryMaxDelayMs or so, never a steady poll. With the subscription refused, or while store errors are
       // retried, exponential from the minimum.
-      const live = channel.listening && failure === undefined;
-      const backoff = live ? safetyNetDelayMs(plan.retryMaxDelayMs) : retryDelayMs(retry, plan.retryMinDelayMs, plan.retryMaxDelayMs);
+      const listening = channel.listening && failure === undefined;
+      const backoff = listening ? safetyNetDelayMs(plan.retryMaxDelayMs) : retryDelayMs(retry, plan.retryMinDelayMs, plan.retryMaxDelayMs);
       const holderLeft = result && !result.acquired && result.ttlMs >= 0 ? result.ttlMs + 1 : Infinity;
       const sleepMs = Math.min(remaining, backoff, holderLeft);
       const notified = await wake.wait(Date.now() + sleepMs, plan.signal);
@@ -119,7 +119,7 @@ export async function acquireWithin(plan: WaitPlan): Promise<WaitOutcome> {
       if (!plan.signal?.aborted && !answer) {
         plan.tally.wokenBy(notified ? 'notification' : sleepMs === holderLeft ? 'expiry' : sleepMs === remaining ? 'deadline' : 'backoff');
       }
-      if (live) retry = 0;
+      if (listening) retry = 0;
       plan.signal?.throwIfAborted();
       await attempt();
     }
