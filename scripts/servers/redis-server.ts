@@ -27,6 +27,8 @@ export interface RedisServerOptions {
   readonly mode?: 'server' | 'sentinel';
   /** Writes the sentinel's config file (it must be writable: sentinels rewrite it) and returns its path. */
   readonly sentinelConfig?: (port: number, dir: string) => string;
+  /** More environment for the process (a drill's LD_PRELOAD of libfaketime, to move its clock). */
+  readonly env?: NodeJS.ProcessEnv;
 }
 
 export function findBinary(name: string): string | undefined {
@@ -77,7 +79,7 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
     const args = sentinel
       ? [options.sentinelConfig!(port, dir)]
       : ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, ...(options.args?.(port, dir) ?? [])];
-    const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'], env: options.env && { ...process.env, ...options.env } });
     try {
       await waitUntilReady(child, sentinel ? '+monitor master' : 'Ready to accept connections');
     } catch (error) {

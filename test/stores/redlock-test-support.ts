@@ -11,12 +11,15 @@ export class RedlockMasters {
   private constructor(
     private readonly ports: number[],
     private readonly servers: Array<RedisServer | undefined>,
+    private readonly envs: Array<NodeJS.ProcessEnv | undefined>,
   ) {}
 
-  static async start(count: number): Promise<RedlockMasters> {
+  /** `envOf(i)`: more environment for master i (libfaketime for a drill that moves its clock), kept on restarts. */
+  static async start(count: number, envOf: (index: number) => NodeJS.ProcessEnv | undefined = () => undefined): Promise<RedlockMasters> {
     const ports = await freePorts(count);
-    const servers = await Promise.all(ports.map((port) => startRedisServer({ port })));
-    return new RedlockMasters(ports, servers);
+    const envs = ports.map((_, i) => envOf(i));
+    const servers = await Promise.all(ports.map((port, i) => startRedisServer({ port, env: envs[i] })));
+    return new RedlockMasters(ports, servers, envs);
   }
 
   get urls(): string[] {
@@ -32,7 +35,7 @@ export class RedlockMasters {
   /** A master that crashed comes back on its port with nothing (no AOF, no RDB: the published critique). */
   async restartEmpty(index: number): Promise<void> {
     await this.kill(index);
-    this.servers[index] = await startRedisServer({ port: this.ports[index]! });
+    this.servers[index] = await startRedisServer({ port: this.ports[index]!, env: this.envs[index] });
   }
 
   /** One question to master `index`. */

@@ -18,6 +18,7 @@ import { RedlockMasterNode } from './redlock-master.js';
 import type { RedlockMaster } from './redlock-masters.option.js';
 import { askEvery, askUntilDecided, countAnswers, quorumOf, quorumUnavailable, renewalByVote, type AnswersSoFar } from './redlock-quorum.js';
 import { RedlockReleaseWatch } from './redlock-release-watch.js';
+import { assertMastersRunRedis6 } from './redlock-version.check.js';
 
 export interface RedlockLockStoreOptions {
   readonly keyPrefix: string;
@@ -122,6 +123,11 @@ export class RedlockLockStore implements LockStore {
 
   forceRelease(key: string, fencingToken?: number): Promise<ForceReleaseResult> {
     return this.inspection.forceRelease(key, fencingToken);
+  }
+
+  /** At startup: refuses a master older than Redis 6 that answers (see redlock-version.check.ts). */
+  checkMasterVersions(): Promise<void> {
+    return assertMastersRunRedis6(this.masters);
   }
 
   /** Up while a majority answers: that is all a grant needs. */

@@ -1,6 +1,6 @@
 import { LockConfigError } from '../../errors/lock-config.error.js';
 import { redactOptionValue } from '../../support/redact-option-value.js';
-import { refuseForeignConnection, type LockStoreKindDefinition } from '../lock-store-kind.interface.js';
+import { checkedAtStartup, refuseForeignConnection, type LockStoreKindDefinition } from '../lock-store-kind.interface.js';
 import { RedlockLockStore } from './redlock-lock.store.js';
 import { assertRedlockOption, type RedlockConnectionOption } from './redlock-masters.option.js';
 
@@ -26,7 +26,9 @@ export const redlockStoreKind: LockStoreKindDefinition<'redlock', RedlockConnect
     return options.redlock;
   },
   refuseForeign: (options, chosen) => refuseForeignConnection('redlock', 'redlock', options, chosen),
-  create: (option, { keyPrefix, commandTimeoutMs }) => new RedlockLockStore(option.masters, { keyPrefix, commandTimeoutMs }),
+  // A master older than Redis 6 would fail every grant's second phase: refused at startup, not at the first lock.
+  create: (option, { keyPrefix, commandTimeoutMs }) =>
+    checkedAtStartup(new RedlockLockStore(option.masters, { keyPrefix, commandTimeoutMs }), (store) => store.checkMasterVersions()),
   runbook: {
     flag: 'redlock',
     env: 'REDLOCK_MASTERS',
