@@ -1,8 +1,10 @@
 import { LockStoreUnavailableError } from '../../../errors/lock-store-unavailable.error.js';
+import type { Cluster } from 'ioredis';
 import type { RedisClient } from '../connection/redis-client.js';
 import { NotSentError } from '../connection/redis-connection.js';
 import type { LuaScript, RedisScript, SentScript } from '../scripts/redis-script.js';
-import { acknowledgedReply, isNoScript, sendScript, type Acknowledgement } from './script-send.js';
+import { acknowledgedReply, clusterRedirect, isNoScript, sendScript, type Acknowledgement } from './script-send.js';
+
 
 /** What a call needs from the commands that sent it. */
 export interface CallTracker {
@@ -58,6 +60,10 @@ export class CommandCall implements SentCommand, SentScript<unknown> {
   /** Set for acknowledged writes: WAIT follows the script (see `sendScript`). */
   private acknowledgement: Acknowledgement | undefined;
   private fellBackToEval = false;
+  /** The redirects followed (`followRedirect`), the node the last one named, and whether ASKING goes first. */
+  private redirects = 0;
+  private node: RedisClient | undefined;
+  private asking = false;
   /** Other commands: how to send it, and the Redis key it goes for. */
   private sender: ((client: RedisClient) => Promise<unknown>) | undefined;
   private routing: string | undefined;
@@ -108,7 +114,7 @@ export class CommandCall implements SentCommand, SentScript<unknown> {
 
   send(client: RedisClient): Promise<unknown> {
     if (!this.script) return this.sender!(client);
-    return sendScript(client, this.build!, this.numKeys, this.keysAndArgs!, !this.fellBackToEval, this.acknowledgement);
+    return sendScript(this.node ?? client, this.build!, this.numKeys, this.keysAndArgs!, !this.fellBackToEval, this.acknowledgement, this.asking);
   }
 
   listen(sent: Promise<unknown>): void {
@@ -130,7 +136,7 @@ export class CommandCall implements SentCommand, SentScript<unknown> {
       try {
         ({ reply, acknowledged, waitError } = acknowledgedReply(value));
       } catch (error) {
-        this.failed(error);
+        if (!this.followRedirect(error)) this.failed(error);
         return;
       }
     }
@@ -166,6 +172,34 @@ export class CommandCall implements SentCommand, SentScript<unknown> {
     // A reply error means Redis answered (the script did not run); anything else may have run.
     if (!isReplyError(error) && !(error instanceof NotSentError)) this.onUnknownOutcome?.(this);
     this.reject(new LockStoreUnavailableError(this.operation, this.key, { cause: this.commands.describe(error, this.routingKey) }));
+  }
+
+  /**
+   * An acknowledged write's MOVED, ASK or TRYAGAIN (see `clusterRedirect`), followed as ioredis follows a
+   * plain command's, as many times as the client's `maxRedirections`: sent again to the node named, after
+   * ASKING for ASK (MOVED also refreshes the slot map, so the next call goes there at once), or to the same
+   * node after `retryDelayOnTryAgain`. Still the same call, under the same deadline; the script did not
+   * run where it was refused, so sending it again writes once. False when there is nothing to follow.
+   */
+  private followRedirect(error: unknown): boolean {
+    const redirect = clusterRedirect(error);
+    const { client } = this.commands;
+    if (!redirect || !client.isCluster) return false;
+    const cluster = client as Cluster;
+    if (this.redirects >= (cluster.options.maxRedirections ?? 16)) return false;
+    this.redirects += 1;
+    if (redirect.kind === 'TRYAGAIN') {
+      const again = setTimeout(() => this.done || this.listen(this.send(client)), cluster.options.retryDelayOnTryAgain ?? 100);
+      again.unref();
+      return true;
+    }
+    if (redirect.kind === 'MOVED') cluster.refreshSlotsCache();
+    const node = cluster.nodes('all').find(({ options }) => `${options.host}:${options.port}` === redirect.node);
+    if (!node) return false;
+    this.node = node;
+    this.asking = redirect.kind === 'ASK';
+    this.listen(this.send(client));
+    return true;
   }
 
   /** No answer by the deadline: the outcome is unknown. */

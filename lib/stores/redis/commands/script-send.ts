@@ -28,17 +28,42 @@ export function sendScript(
   keysAndArgs: (string | number)[],
   bySha: boolean,
   acknowledgement: Acknowledgement | undefined,
+  asking = false,
 ): Promise<unknown> {
   if (!acknowledgement) {
     const flat = client as unknown as FlatArgs;
     return bySha ? flat.evalsha(build.sha, numKeys, keysAndArgs) : flat.eval(build.lua, numKeys, keysAndArgs);
   }
   const pipeline = client.pipeline();
+  // Sent straight to the node importing the slot (see `clusterRedirect`): ASKING lets it serve this once.
+  if (asking) pipeline.asking();
   const flat = pipeline as unknown as FlatArgs;
   if (bySha) flat.evalsha(build.sha, numKeys, keysAndArgs);
   else flat.eval(build.lua, numKeys, keysAndArgs);
   pipeline.wait(acknowledgement.replicas, acknowledgement.timeoutMs);
-  return pipeline.exec();
+  const results = pipeline.exec();
+  return asking ? results.then((all) => all?.slice(1)) : results;
+}
+
+/**
+ * A Cluster node's answer that it cannot run the script: the key's slot is served elsewhere, for good
+ * (MOVED) or for now (ASK), or it is mid-migration with the script's keys split between two nodes
+ * (TRYAGAIN: the same node again, a moment later).
+ */
+export type ClusterRedirect =
+  | { readonly kind: 'MOVED' | 'ASK'; readonly slot: number; /** `host:port`, as the cluster announces it. */ readonly node: string }
+  | { readonly kind: 'TRYAGAIN' };
+
+/**
+ * The redirect in a pipeline's script error. ioredis follows a Cluster pipeline's MOVED, ASK or TRYAGAIN
+ * only when every command in it got the same one; WAIT names no key and always succeeds, so an
+ * acknowledged write's redirect comes back as its error, and `CommandCall` follows it itself.
+ */
+export function clusterRedirect(error: unknown): ClusterRedirect | undefined {
+  if (!(error instanceof Error) || error.name !== 'ReplyError') return undefined;
+  if (error.message.startsWith('TRYAGAIN')) return { kind: 'TRYAGAIN' };
+  const match = /^(MOVED|ASK) (\d+) (\S+)/.exec(error.message);
+  return match ? { kind: match[1] as 'MOVED' | 'ASK', slot: Number(match[2]), node: match[3]! } : undefined;
 }
 
 /** A script's reply and how many replicas acknowledged the writes before it (`WAIT`). */
