@@ -41,6 +41,11 @@ export class AppFleet {
     await Promise.all(Array.from({ length: this.slots }, (_, slot) => this.start(slot, false)));
   }
 
+  /** Starts every slot's application where each must be refused at startup: waits for each to exit or start. */
+  async startAllRefused(): Promise<void> {
+    await Promise.allSettled(Array.from({ length: this.slots }, (_, slot) => this.start(slot, false)));
+  }
+
   go(): void {
     for (const { child } of this.running.values()) child.send({ command: 'go' });
   }

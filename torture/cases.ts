@@ -25,6 +25,11 @@ export interface TortureCase {
   readonly mix: Readonly<Partial<Record<OpKind, number>>>;
   /** The hot keys carry a hash tag on a Cluster: one slot, one node, one renew batch, one migration. */
   readonly hashTagged?: boolean;
+  /**
+   * A deployment the library refuses: every application must fail to start with a `LockConfigError`
+   * whose message matches, and none may start (then the run has no workload and no faults).
+   */
+  readonly refusedAtStartup?: RegExp;
 }
 
 const APP_FAULTS: readonly FaultKind[] = ['app-pause', 'app-kill', 'app-close'];
@@ -55,11 +60,13 @@ const CLUSTER_MIX = { ...MIX, 'multi-hold': 3, 'long-hold': 2 };
 export const CASES: readonly TortureCase[] = [
   { name: 'redis', topology: 'redis', options: {}, leaseMs: [3_000, 1_500, 2_500], faults: REDIS_FAULTS, exclusion: 'fencing', mix: MIX },
   { name: 'redis-fair', topology: 'redis', options: { fair: true }, leaseMs: [4_000, 3_000], faults: REDIS_FAULTS, exclusion: 'fencing', mix: FAIR_MIX },
-  // Known defect 4: replicas with an ACL user that may not run WAIT.
+  // Defect 4: replicas with an ACL user that may not run WAIT. Refused at startup since its fix; on the
+  // code before it, every grant stayed held by nobody for its lease.
   {
     name: 'redis-replicas-nowait',
     topology: 'redis-nowait',
     options: {},
+    refusedAtStartup: /replicas/,
     leaseMs: [4_000],
     faults: ['app-pause', 'app-kill', 'client-pause'],
     exclusion: 'strict',

@@ -97,19 +97,25 @@ export async function runCase(def: TortureCase, seed: number, options: RunOption
       record,
       join(dir, 'stderr.log'),
     );
-    log(`${def.name} seed ${seed}: starting ${APPS} applications`);
-    await fleet.startAll();
-    sampler.start();
-    started.watchUnplanned?.((fault) => record({ type: 'fault', ...fault }));
-    const startedAt = Date.now();
-    record({ type: 'run', what: 'workload-start', case: def.name, seed });
-    fleet.go();
-    log(`${def.name} seed ${seed}: workload for ${runMs} ms, ${plan.length} fault(s)`);
-    await runFaults(plan, { ...started.injectors, ...fleet.injectors(Math.max(...def.leaseMs)) }, startedAt, record);
-    const left = startedAt + runMs - Date.now();
-    if (left > 0) await hold(left);
-    record({ type: 'run', what: 'workload-end', case: def.name, seed });
-    await fleet.stopAll();
+    if (def.refusedAtStartup) {
+      // Nothing to run: what is checked is that every application refused to start.
+      log(`${def.name} seed ${seed}: starting ${APPS} applications, each to be refused at startup`);
+      await fleet.startAllRefused();
+    } else {
+      log(`${def.name} seed ${seed}: starting ${APPS} applications`);
+      await fleet.startAll();
+      sampler.start();
+      started.watchUnplanned?.((fault) => record({ type: 'fault', ...fault }));
+      const startedAt = Date.now();
+      record({ type: 'run', what: 'workload-start', case: def.name, seed });
+      fleet.go();
+      log(`${def.name} seed ${seed}: workload for ${runMs} ms, ${plan.length} fault(s)`);
+      await runFaults(plan, { ...started.injectors, ...fleet.injectors(Math.max(...def.leaseMs)) }, startedAt, record);
+      const left = startedAt + runMs - Date.now();
+      if (left > 0) await hold(left);
+      record({ type: 'run', what: 'workload-end', case: def.name, seed });
+      await fleet.stopAll();
+    }
   } catch (failure) {
     error = failure instanceof Error ? failure.message : String(failure);
     log(`${def.name} seed ${seed}: harness error: ${error}`);

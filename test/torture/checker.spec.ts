@@ -183,6 +183,24 @@ describe('torture checker', () => {
     expect(found).toEqual({ f: [expect.stringMatching(/a2.1 exited with code null signal SIGABRT/)] });
   });
 
+  it('(f) on a deployment that must be refused at startup, reports an application that started, and none refused as it must be', () => {
+    const nowait = caseNamed('redis-replicas-nowait');
+    const refused = 'LockConfigError: Invalid lock option "replicas" = 1: expected a server that takes WAIT';
+    const startup = (started: readonly string[]): HistoryRecord[] =>
+      ['a0.1', 'a1.1', 'a2.1'].flatMap((label, slot): HistoryRecord[] => [
+        { t: T0, p: 'parent', type: 'app', what: 'spawned', label, slot, pid: 100 + slot },
+        ...(started.includes(label)
+          ? ([{ t: T0 + 50, p: label, type: 'proc', what: 'ready' }, { t: T0 + 60, p: 'parent', type: 'app', what: 'sigkill', label, slot }] as HistoryRecord[])
+          : ([{ t: T0 + 50, p: label, type: 'proc', what: 'refused', error: refused }] as HistoryRecord[])),
+        { t: T0 + 70, p: 'parent', type: 'app', what: 'exited', label, slot, code: started.includes(label) ? null : 78, signal: started.includes(label) ? 'SIGKILL' : null },
+      ]);
+    const messages = (records: HistoryRecord[], def = nowait) => check(records, def).violations.map((v) => `(${v.invariant}) ${v.message}`);
+    expect(messages(startup([]))).toEqual([]);
+    expect(messages(startup(['a1.1']))).toEqual([expect.stringMatching(/^\(f\) a1.1 started, where its options must be refused at startup/)]);
+    // Anywhere else a refusal at startup is a failure of its own.
+    expect(messages(startup([]), caseNamed('redis'))).toEqual(['a0.1', 'a1.1', 'a2.1'].map((label) => `(f) ${label} was refused at startup: ${refused}`));
+  });
+
   it('(g) reports one process refusing a lease length it had been granted', () => {
     const history = new History().hold('a0.1', 'hot', 1, 100, 600);
     const op = history.start('a0.1', 'withLock', 'cold', 1_000);

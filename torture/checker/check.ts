@@ -7,7 +7,7 @@ import { checkLeaks } from './leaks';
 import { busyByKey, checkLiveness } from './liveness';
 import { buildModel, type Model } from './model';
 import { checkPolling } from './polling';
-import { checkProcesses, checkSameAnswer } from './processes';
+import { checkProcesses, checkSameAnswer, checkStartup } from './processes';
 import type { Invariant, Violation } from './violation';
 import { faultsDuring } from './windows';
 
@@ -44,6 +44,7 @@ export function check(records: readonly HistoryRecord[], def: TortureCase): Chec
     ...checkLossSeen(model, bounds, found),
     ...checkFalseLoss(model, def, bounds),
     ...checkProcesses(model, bounds),
+    ...checkStartup(model, def),
     ...checkSameAnswer(model),
     ...checkPolling(model, bounds),
   ].sort((x, y) => x.at - y.at);

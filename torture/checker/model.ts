@@ -64,6 +64,8 @@ export interface Proc {
   stuck?: number;
   stopAsked?: number;
   exitingAt?: number;
+  /** The module's `LockConfigError` when it refused the deployment at startup. */
+  refused?: string;
   readonly pauses: Interval[];
   readonly closes: Array<Interval & { ms: number }>;
   /** When the application said it was ready: after its start, and after each reopen. */
@@ -186,6 +188,7 @@ export function buildModel(records: readonly HistoryRecord[]): Model {
         const proc = procs.get(r.p);
         if (proc && r.what === 'closed') proc.closes.push({ from: r.t - (r.ms ?? 0), to: r.t, ms: r.ms ?? 0 });
         if (proc && r.what === 'exiting') proc.exitingAt = r.t;
+        if (proc && r.what === 'refused') proc.refused = r.error;
         if (proc && (r.what === 'ready' || r.what === 'reopened')) proc.readies.push(r.t);
         break;
       }

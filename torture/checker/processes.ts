@@ -1,3 +1,4 @@
+import type { TortureCase } from '../cases';
 import type { Bounds } from './bounds';
 import { meets } from './intervals';
 import type { Model } from './model';
@@ -24,7 +25,7 @@ export function checkProcesses(model: Model, bounds: Bounds): Violation[] {
     if (proc.stuck !== undefined) {
       const after = proc.exitingAt === undefined ? 'did not finish closing' : `did not exit ${proc.stuck - proc.exitingAt} ms after app.close()`;
       violations.push({ invariant: 'f', at: proc.stuck, message: `${proc.label} ${after} (killed)` });
-    } else if (proc.exitedAt !== undefined && proc.killedAt === undefined && (proc.code !== 0 || proc.signal)) {
+    } else if (proc.exitedAt !== undefined && proc.killedAt === undefined && proc.refused === undefined && (proc.code !== 0 || proc.signal)) {
       violations.push({ invariant: 'f', at: proc.exitedAt, message: `${proc.label} exited with code ${proc.code} signal ${proc.signal}` });
     }
     for (const close of proc.closes) {
@@ -33,6 +34,26 @@ export function checkProcesses(model: Model, bounds: Bounds): Violation[] {
       }
     }
   }
+  return violations;
+}
+
+/**
+ * (f) Startup: a case whose deployment the library must refuse (`refusedAtStartup`) has every application
+ * refused with a matching `LockConfigError` and none started; any other case has none refused.
+ */
+export function checkStartup(model: Model, def: TortureCase): Violation[] {
+  const violations: Violation[] = [];
+  const expected = def.refusedAtStartup;
+  for (const proc of model.procs.values()) {
+    const at = proc.exitedAt ?? proc.spawned;
+    if (proc.refused !== undefined && (!expected || !expected.test(proc.refused))) {
+      violations.push({ invariant: 'f', at, message: `${proc.label} was refused at startup: ${proc.refused}` });
+    } else if (expected && proc.refused === undefined) {
+      const what = proc.readies.length > 0 ? 'started' : `exited with code ${proc.code} signal ${proc.signal}`;
+      violations.push({ invariant: 'f', at, message: `${proc.label} ${what}, where its options must be refused at startup (${expected})` });
+    }
+  }
+  if (expected && model.procs.size === 0) violations.push({ invariant: 'f', at: model.runStart, message: 'no application was started' });
   return violations;
 }
 

@@ -7,6 +7,9 @@
 /** Who wrote a record: `a<slot>.<incarnation>` for an application instance, `parent` for the run. */
 export type Actor = string;
 
+/** An application process whose module refused the deployment at startup exits with this (EX_CONFIG). */
+export const REFUSED_EXIT_CODE = 78;
+
 interface Base {
   readonly t: number;
   readonly p: Actor;
@@ -27,6 +30,8 @@ export type OpOutcome =
 export type WorkerRecord = Base &
   (
     | { readonly type: 'proc'; readonly what: 'ready' | 'closing' | 'closed' | 'reopened' | 'stopping' | 'exiting'; readonly ms?: number }
+    /** The module refused the deployment at startup (`LockConfigError`): the process exits with {@link REFUSED_EXIT_CODE}. */
+    | { readonly type: 'proc'; readonly what: 'refused'; readonly error: string }
     | {
         readonly type: 'op-start';
         readonly op: string;

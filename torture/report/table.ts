@@ -21,7 +21,7 @@ export function formatTable(runs: readonly CaseRun[]): string {
       String(stats.grants),
       String(stats.handOffs),
       `${(stats.longestStall.ms / 1_000).toFixed(1)} s (${stats.longestStall.cause})`,
-      (faults || 'none') + (run.error ? ' HARNESS ERROR' : ''),
+      (faults || (run.def.refusedAtStartup ? 'none (refused at startup)' : 'none')) + (run.error ? ' HARNESS ERROR' : ''),
       ...INVARIANTS.map((i) => String(byInvariant[i])),
     ];
   });

@@ -26,7 +26,11 @@ export async function openWorkerApp(options: LockModuleOptions, decoratedLeaseMs
   @Module({ imports: [DistributedLockModule.forRoot(options)], providers: [Jobs] })
   class TortureAppModule {}
 
-  const app: INestApplicationContext = await NestFactory.createApplicationContext(TortureAppModule, { logger: false });
+  const app: INestApplicationContext = await NestFactory.createApplicationContext(TortureAppModule, {
+    logger: false,
+    // A module that refuses its options rejects here (Nest would otherwise exit the process, saying nothing).
+    abortOnError: false,
+  });
   recordEvents(app.get(LockEvents), record);
   const opened: WorkerApp = {
     locks: app.get(LockService),

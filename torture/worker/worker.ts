@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import type { LockModuleOptions } from '../../lib/index';
 import { HistoryFile } from '../history/history-file';
+import { REFUSED_EXIT_CODE } from '../history/records';
 import { Prng } from '../prng';
 import { PostgresFencedRegister, RedisFencedRegister, type FencedRegister } from './fenced-register';
 import { drawPlan } from './op-plan';
@@ -48,6 +49,12 @@ async function open(): Promise<WorkerApp> {
     try {
       return await openWorkerApp(options, config.leaseMs[0]!, record);
     } catch (error) {
+      // Options the module refuses are refused every time: said once, and the process ends (see cases.ts).
+      if (error instanceof Error && error.name === 'LockConfigError') {
+        record({ type: 'proc', what: 'refused', error: describe(error) });
+        history.close();
+        process.exit(REFUSED_EXIT_CODE);
+      }
       record({ type: 'proc', what: 'open-failed', error: describe(error) });
       if (attempt >= 20) throw error;
       await sleep(250);
