@@ -93,6 +93,7 @@ export async function runCase(def: TortureCase, seed: number, options: RunOption
         leaseMs: def.leaseMs,
         loops: LOOPS,
         mix: def.mix,
+        refusedAtStartup: def.refusedAtStartup !== undefined,
       }),
       record,
       join(dir, 'stderr.log'),

@@ -1,4 +1,5 @@
 import type { TortureCase } from '../cases';
+import { REFUSED_EXIT_CODE } from '../history/records';
 import type { Bounds } from './bounds';
 import { meets } from './intervals';
 import type { Model } from './model';
@@ -48,6 +49,8 @@ export function checkStartup(model: Model, def: TortureCase): Violation[] {
     const at = proc.exitedAt ?? proc.spawned;
     if (proc.refused !== undefined && (!expected || !expected.test(proc.refused))) {
       violations.push({ invariant: 'f', at, message: `${proc.label} was refused at startup: ${proc.refused}` });
+    } else if (proc.refused !== undefined && proc.exitedAt !== undefined && (proc.code !== REFUSED_EXIT_CODE || proc.signal)) {
+      violations.push({ invariant: 'f', at, message: `${proc.label} was refused at startup, then exited with code ${proc.code} signal ${proc.signal}` });
     } else if (expected && proc.refused === undefined) {
       const what = proc.readies.length > 0 ? 'started' : `exited with code ${proc.code} signal ${proc.signal}`;
       violations.push({ invariant: 'f', at, message: `${proc.label} ${what}, where its options must be refused at startup (${expected})` });

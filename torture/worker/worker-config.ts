@@ -17,6 +17,8 @@ export interface WorkerConfig {
   readonly leaseMs: readonly number[];
   readonly loops: number;
   readonly mix: Readonly<Partial<Record<OpKind, number>>>;
+  /** The case's deployment must be refused at startup (`TortureCase.refusedAtStartup`): a refusal ends the process. */
+  readonly refusedAtStartup: boolean;
 }
 
 /**

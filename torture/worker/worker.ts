@@ -49,8 +49,10 @@ async function open(): Promise<WorkerApp> {
     try {
       return await openWorkerApp(options, config.leaseMs[0]!, record);
     } catch (error) {
-      // Options the module refuses are refused every time: said once, and the process ends (see cases.ts).
-      if (error instanceof Error && error.name === 'LockConfigError') {
+      // Where the case expects it, the module's refusal of its options is the outcome: said once, and the
+      // process ends (cases.ts). Anywhere else it is tried again like any failed start (a refusal that
+      // only a fault caused, say), and a lasting one fails the process as before.
+      if (config.refusedAtStartup && error instanceof Error && error.name === 'LockConfigError') {
         record({ type: 'proc', what: 'refused', error: describe(error) });
         history.close();
         process.exit(REFUSED_EXIT_CODE);

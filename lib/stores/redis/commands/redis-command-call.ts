@@ -1,5 +1,5 @@
 import { LockStoreUnavailableError } from '../../../errors/lock-store-unavailable.error.js';
-import type { Cluster } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import type { RedisClient } from '../connection/redis-client.js';
 import { NotSentError } from '../connection/redis-connection.js';
 import type { LuaScript, RedisScript, SentScript } from '../scripts/redis-script.js';
@@ -177,9 +177,9 @@ export class CommandCall implements SentCommand, SentScript<unknown> {
   /**
    * An acknowledged write's MOVED, ASK or TRYAGAIN (see `clusterRedirect`), followed as ioredis follows a
    * plain command's, as many times as the client's `maxRedirections`: sent again to the node named, after
-   * ASKING for ASK (MOVED also refreshes the slot map, so the next call goes there at once), or to the same
-   * node after `retryDelayOnTryAgain`. Still the same call, under the same deadline; the script did not
-   * run where it was refused, so sending it again writes once. False when there is nothing to follow.
+   * ASKING for ASK (MOVED also starts a refresh of the slot map, for the calls after this one), or to the
+   * same node after `retryDelayOnTryAgain`. Still the same call, under the same deadline; the script did
+   * not run where it was refused, so sending it again writes once. False when there is nothing to follow.
    */
   private followRedirect(error: unknown): boolean {
     const redirect = clusterRedirect(error);
@@ -189,12 +189,17 @@ export class CommandCall implements SentCommand, SentScript<unknown> {
     if (this.redirects >= (cluster.options.maxRedirections ?? 16)) return false;
     this.redirects += 1;
     if (redirect.kind === 'TRYAGAIN') {
-      const again = setTimeout(() => this.done || this.listen(this.send(client)), cluster.options.retryDelayOnTryAgain ?? 100);
+      const again = setTimeout(() => {
+        if (this.done) return;
+        // The store closed meanwhile: the script was never sent again, so its outcome is known (not run).
+        if (client.status === 'end') this.failed(new NotSentError('the connection closed before the call was sent again'));
+        else this.listen(this.send(client));
+      }, cluster.options.retryDelayOnTryAgain ?? 100);
       again.unref();
       return true;
     }
     if (redirect.kind === 'MOVED') cluster.refreshSlotsCache();
-    const node = cluster.nodes('all').find(({ options }) => `${options.host}:${options.port}` === redirect.node);
+    const node = clusterNode(cluster, redirect.node);
     if (!node) return false;
     this.node = node;
     this.asking = redirect.kind === 'ASK';
@@ -209,6 +214,23 @@ export class CommandCall implements SentCommand, SentScript<unknown> {
     const cause = new Error(`${server} did not answer within ${timeoutMs} ms`);
     this.reject(new LockStoreUnavailableError(this.operation, this.key, { cause }));
   }
+}
+
+/** ioredis' private pool and NAT mapping, which it uses itself to follow a plain command's MOVED and ASK. */
+interface ClusterPool {
+  natMapper?(address: string): object;
+  connectionPool?: { findOrCreate?(node: object): Redis };
+}
+
+/**
+ * The client's connection to the node a redirect names, as ioredis finds it for its own redirects: through
+ * `natMap`, and created when the pool has none yet (a node that only now takes slots, as when a cluster
+ * grows). Without those internals (another ioredis), only a node already in the pool, by its address.
+ */
+function clusterNode(cluster: Cluster, address: string): Redis | undefined {
+  const { natMapper, connectionPool } = cluster as unknown as ClusterPool;
+  if (natMapper && connectionPool?.findOrCreate) return connectionPool.findOrCreate(natMapper.call(cluster, address));
+  return cluster.nodes('all').find(({ options }) => `${options.host}:${options.port}` === address);
 }
 
 function scriptReply(results: unknown): unknown {
