@@ -1,10 +1,9 @@
-import { LockStoreUnavailableError } from '../../../errors/lock-store-unavailable.error.js';
 import type { Cluster, Redis } from 'ioredis';
+import { LockStoreUnavailableError } from '../../../errors/lock-store-unavailable.error.js';
 import type { RedisClient } from '../connection/redis-client.js';
 import { NotSentError } from '../connection/redis-connection.js';
 import type { LuaScript, RedisScript, SentScript } from '../scripts/redis-script.js';
 import { acknowledgedReply, clusterRedirect, isNoScript, sendScript, type Acknowledgement } from './script-send.js';
-
 
 /** What a call needs from the commands that sent it. */
 export interface CallTracker {

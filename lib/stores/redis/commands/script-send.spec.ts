@@ -69,8 +69,8 @@ describe('the script send path', () => {
 
   it('reads a Cluster redirect from a reply error, and nothing from any other error', () => {
     const reply = (message: string) => Object.assign(new Error(message), { name: 'ReplyError' });
-    expect(clusterRedirect(reply('MOVED 6093 127.0.0.1:30002'))).toEqual({ kind: 'MOVED', slot: 6093, node: '127.0.0.1:30002' });
-    expect(clusterRedirect(reply('ASK 740 127.0.0.1:30003'))).toEqual({ kind: 'ASK', slot: 740, node: '127.0.0.1:30003' });
+    expect(clusterRedirect(reply('MOVED 6093 127.0.0.1:30002'))).toEqual({ kind: 'MOVED', node: '127.0.0.1:30002' });
+    expect(clusterRedirect(reply('ASK 740 127.0.0.1:30003'))).toEqual({ kind: 'ASK', node: '127.0.0.1:30003' });
     expect(clusterRedirect(reply('TRYAGAIN Multiple keys request during rehashing of slot'))).toEqual({ kind: 'TRYAGAIN' });
     expect(clusterRedirect(reply('ERR MOVED 1 a:1 inside a script error'))).toBeUndefined();
     expect(clusterRedirect(new Error('MOVED 6093 127.0.0.1:30002'))).toBeUndefined();

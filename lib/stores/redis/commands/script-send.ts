@@ -51,7 +51,7 @@ export function sendScript(
  * (TRYAGAIN: the same node again, a moment later).
  */
 export type ClusterRedirect =
-  | { readonly kind: 'MOVED' | 'ASK'; readonly slot: number; /** `host:port`, as the cluster announces it. */ readonly node: string }
+  | { readonly kind: 'MOVED' | 'ASK'; /** `host:port`, as the cluster announces it. */ readonly node: string }
   | { readonly kind: 'TRYAGAIN' };
 
 /**
@@ -62,8 +62,8 @@ export type ClusterRedirect =
 export function clusterRedirect(error: unknown): ClusterRedirect | undefined {
   if (!(error instanceof Error) || error.name !== 'ReplyError') return undefined;
   if (error.message.startsWith('TRYAGAIN')) return { kind: 'TRYAGAIN' };
-  const match = /^(MOVED|ASK) (\d+) (\S+)/.exec(error.message);
-  return match ? { kind: match[1] as 'MOVED' | 'ASK', slot: Number(match[2]), node: match[3]! } : undefined;
+  const match = /^(MOVED|ASK) \d+ (\S+)/.exec(error.message);
+  return match ? { kind: match[1] as 'MOVED' | 'ASK', node: match[2]! } : undefined;
 }
 
 /** A script's reply and how many replicas acknowledged the writes before it (`WAIT`). */
