@@ -3,6 +3,7 @@ import { Redis } from 'ioredis';
 import { LockConfigError, LockStoreUnavailableError } from '../../lib/index';
 import { createRedisConnection } from '../../lib/stores/redis/connection/redis-client.factory';
 import { RedisLockStore } from '../../lib/stores/redis/redis-lock.store';
+import { startRedisServer } from '../../scripts/servers/redis-server';
 import { moduleStartError } from '../support/module-start';
 import { redisUrl, testPrefix } from '../support/test-prefix';
 
@@ -47,4 +48,37 @@ describe('Redis: replicas where WAIT is refused', () => {
     expect((started as Error).message).toMatch(/WAIT/);
     expect((started as Error).message).not.toContain('secret-pass');
   });
+
+  // A reply error is a refusal only when it is one (ERR, NOPERM): BUSY, LOADING, MASTERDOWN and the like
+  // are states a server passes through, and a module started then must not be refused for good.
+  it('reads a passing reply error (BUSY) as the server unavailable now, not as a refusal of replicas', async () => {
+    const server = await startRedisServer();
+    const admin = new Redis(server.url);
+    const busy = new Redis(server.url);
+    const store = new RedisLockStore(createRedisConnection(server.url), { keyPrefix: prefix, commandTimeoutMs: 2_000, replicas: 1 });
+    try {
+      await store.ping();
+      await admin.config('SET', 'busy-reply-threshold', '1');
+      // A script that runs until it is killed: every other command is answered BUSY meanwhile.
+      const running = busy.eval('while true do end', 0).catch((error: unknown) => error);
+      await until(async () => /^BUSY/.test(String(await admin.ping().catch((error: Error) => error.message))));
+      const failure = await store.checkAcknowledgements().catch((error: unknown) => error);
+      expect(failure).toBeInstanceOf(LockStoreUnavailableError);
+      expect(failure).not.toBeInstanceOf(LockConfigError);
+      expect((failure as Error).message).toMatch(/BUSY/);
+      await admin.call('SCRIPT', 'KILL');
+      await running;
+      await expect(store.checkAcknowledgements()).resolves.toBeUndefined();
+    } finally {
+      await store.close();
+      admin.disconnect();
+      busy.disconnect();
+      await server.stop();
+    }
+  });
 });
+
+/** Resolves once `condition` holds, asking again on the next turn of the event loop. */
+async function until(condition: () => Promise<boolean>): Promise<void> {
+  while (!(await condition())) await new Promise((resolve) => setImmediate(resolve));
+}

@@ -241,7 +241,8 @@ export class RedisLockStore implements LockStore {
   /**
    * With `replicas`, whether the server takes WAIT (an ACL without it, a managed service that disables it:
    * every grant would be released again). Rejects with `LockConfigError` naming `replicas` and the server's
-   * reason when it refuses, with `LockStoreUnavailableError` when it does not answer. Asked at startup.
+   * reason when it refuses, with `LockStoreUnavailableError` when it does not answer or answers with a
+   * state it passes through (BUSY, LOADING, MASTERDOWN...). Asked at startup.
    */
   async checkAcknowledgements(): Promise<void> {
     const { acknowledgement } = this.commands;
@@ -251,7 +252,7 @@ export class RedisLockStore implements LockStore {
     } catch (error) {
       // The cause keeps the reply error's name (RedisCommands.describe): the server answered, and refused.
       const cause = error instanceof LockStoreUnavailableError && error.cause instanceof Error ? error.cause : undefined;
-      if (!cause || !isReplyError(cause)) throw error;
+      if (!cause || !isReplyError(cause) || !isRefusal(cause)) throw error;
       throw new LockConfigError('replicas', acknowledgement.replicas, `a server that takes WAIT (${cause.message}); allow it for this user (+wait) or set replicas: 0`);
     }
   }
@@ -276,6 +277,16 @@ function tokenError(token: string): Error {
   const problem = ownershipTokenProblem(token);
   if (problem) return problem;
   return new TypeError(`An ownership token must not contain "${LOCK_VALUE_SEPARATOR}" (got one of ${token.length} characters).`);
+}
+
+/**
+ * Whether a reply error (as `RedisCommands.describe` words it: "<server> replied <code> ...") refuses the
+ * command for good: Redis names passing states by their own code (BUSY, LOADING, MASTERDOWN, CLUSTERDOWN,
+ * TRYAGAIN, READONLY), and a command it will not run by `ERR` (unknown or renamed away, a managed
+ * service's "not available", a replica) or `NOPERM` (an ACL).
+ */
+function isRefusal(error: Error): boolean {
+  return / replied (ERR|NOPERM) /.test(error.message);
 }
 
 function ignore(): void {}
