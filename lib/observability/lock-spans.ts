@@ -1,5 +1,5 @@
 import type { Attributes, Span, Tracer } from '@opentelemetry/api';
-import type { LockAcquisitionEvent, LockLeaseEvent } from '../events/lock-event.types.js';
+import type { LockAcquisitionEvent, LockLeaseEvent, LockShapeFields } from '../events/lock-event.types.js';
 import type { LockEvents } from '../events/lock-events.js';
 import type { OpenTelemetryApi } from './opentelemetry.loader.js';
 import { leaseIdentity } from './lease-identity.js';
@@ -73,9 +73,12 @@ export class LockSpans {
     span.setStatus({ code: this.api.SpanStatusCode.ERROR, message: exception.message });
   }
 
-  private base(e: { key: string; name: string | undefined }): Attributes {
+  private base(e: { key: string; name: string | undefined } & LockShapeFields): Attributes {
     const attributes: Attributes = { [ATTRIBUTE.store]: this.store, [ATTRIBUTE.key]: e.key };
     if (e.name !== undefined) attributes[ATTRIBUTE.name] = e.name;
+    // As on the metrics: read/write locks and semaphores only, so a plain lock's spans stay as they were.
+    if (e.shape !== undefined) attributes[ATTRIBUTE.shape] = e.shape;
+    if (e.permits !== undefined) attributes[ATTRIBUTE.permits] = e.permits;
     return attributes;
   }
 

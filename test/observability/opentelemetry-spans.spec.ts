@@ -95,6 +95,22 @@ describe('OpenTelemetry spans', () => {
     expect(failed.attributes['distributed_lock.store']).toBe('redis');
   });
 
+  it('puts the shape (and the permits) of a read lock and a semaphore on both spans, and none on a plain lock', async () => {
+    const reader = await app.locks.acquire('doc', { mode: 'read', name: 'doc' });
+    const permit = await app.locks.acquire('partner', { permits: 3, name: 'partner' });
+    const plain = await app.locks.acquire('order:2', { name: 'order' });
+    await Promise.all([reader.release(), permit.release(), plain.release()]);
+    const byName = (span: ReadableSpan): unknown => span.attributes['distributed_lock.name'];
+    for (const name of ['distributed_lock.acquire', 'distributed_lock.hold']) {
+      const spans = finished(name);
+      expect(spans.find((span) => byName(span) === 'doc')!.attributes).toMatchObject({ 'distributed_lock.shape': 'read' });
+      expect(spans.find((span) => byName(span) === 'partner')!.attributes).toMatchObject({ 'distributed_lock.shape': 'permits', 'distributed_lock.permits': 3 });
+      const plainSpan = spans.find((span) => byName(span) === 'order')!;
+      expect(plainSpan.attributes).not.toHaveProperty('distributed_lock.shape');
+      expect(plainSpan.attributes).not.toHaveProperty('distributed_lock.permits');
+    }
+  });
+
   it('costs a no-op span when spans are on but no tracer provider is registered', async () => {
     const bare = await createLockApp({ store: 'memory', keyPrefix: `${prefix}bare:`, openTelemetry: { spans: true, metrics: false } });
     try {
