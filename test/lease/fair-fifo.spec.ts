@@ -5,13 +5,9 @@ import { RedisKeyLayout } from '../../lib/stores/redis/redis-key-layout';
 import { exitOf, forkWorker } from '../support/child-process';
 import { createLockApp, type LockApp } from '../support/lock-app';
 import { redisUrl, testPrefix } from '../support/test-prefix';
+import { until } from '../support/until';
 
 const WAITERS = 4;
-
-/** Resolves once `condition` holds, looking again on every Redis round trip (no guessed sleeps). */
-async function until(condition: () => Promise<boolean>): Promise<void> {
-  while (!(await condition())) await new Promise((resolve) => setImmediate(resolve));
-}
 
 describe('fair: true — one queue in Redis for every instance', () => {
   const prefix = testPrefix(__filename);

@@ -2,10 +2,7 @@ import { Redis } from 'ioredis';
 import { RedisKeyLayout } from '../../lib/stores/redis/redis-key-layout';
 import { createLockApp, type LockApp } from '../support/lock-app';
 import { redisUrl, testPrefix } from '../support/test-prefix';
-
-async function until(condition: () => Promise<boolean> | boolean): Promise<void> {
-  while (!(await condition())) await new Promise((resolve) => setImmediate(resolve));
-}
+import { until } from '../support/until';
 
 /**
  * A fair hand-off grants the next waiter only its heartbeat lease (2 s) until that waiter's watchdog brings

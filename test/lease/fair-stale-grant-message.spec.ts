@@ -6,10 +6,7 @@ import { RedisKeyLayout } from '../../lib/stores/redis/redis-key-layout';
 import { RedisLockStore } from '../../lib/stores/redis/redis-lock.store';
 import { parseLockValue } from '../../lib/stores/redis/scripts/lock-value';
 import { redisUrl, testPrefix } from '../support/test-prefix';
-
-async function until(condition: () => Promise<boolean> | boolean): Promise<void> {
-  while (!(await condition())) await new Promise((resolve) => setImmediate(resolve));
-}
+import { until } from '../support/until';
 
 /**
  * A proxy whose first connection (the store's command connection; the subscriber comes later) can have

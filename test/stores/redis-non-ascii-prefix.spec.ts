@@ -5,10 +5,7 @@ import { RedisKeyLayout } from '../../lib/stores/redis/redis-key-layout';
 import { RedisLockStore } from '../../lib/stores/redis/redis-lock.store';
 import { parseLockValue } from '../../lib/stores/redis/scripts/lock-value';
 import { redisUrl } from '../support/test-prefix';
-
-async function until(condition: () => Promise<boolean>): Promise<void> {
-  while (!(await condition())) await new Promise((resolve) => setImmediate(resolve));
-}
+import { until } from '../support/until';
 
 /**
  * The scripts rebuild the queue, channel and counter names from the lock key and the prefix's length.

@@ -6,6 +6,7 @@ import { RedisLockStore } from '../../lib/stores/redis/redis-lock.store';
 import { startRedisServer } from '../../scripts/servers/redis-server';
 import { moduleStartError } from '../support/module-start';
 import { redisUrl, testPrefix } from '../support/test-prefix';
+import { until } from '../support/until';
 
 /**
  * `replicas: N` on a server that refuses WAIT (an ACL user without it; a managed service that disables
@@ -77,8 +78,3 @@ describe('Redis: replicas where WAIT is refused', () => {
     }
   });
 });
-
-/** Resolves once `condition` holds, asking again on the next turn of the event loop. */
-async function until(condition: () => Promise<boolean>): Promise<void> {
-  while (!(await condition())) await new Promise((resolve) => setImmediate(resolve));
-}
