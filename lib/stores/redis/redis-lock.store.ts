@@ -17,7 +17,7 @@ import type {
 } from '../lock-store.interface.js';
 import { GrantChannel } from './channels/grant-channel.js';
 import { ReleaseChannel } from './channels/release-channel.js';
-import { RedisCommands } from './commands/redis-commands.js';
+import { RedisCommands, replyCode } from './commands/redis-commands.js';
 import type { RedisConnection } from './connection/redis-connection.js';
 import { connected, escapeGlob, primaries, scanAll } from './connection/redis-nodes.js';
 import { RedisFairQueue } from './fair-queue/redis-fair-queue.js';
@@ -36,7 +36,6 @@ import { MARK_WAITED_FOR_SCRIPT } from './scripts/mark-waited-for.script.js';
 import { withParse, type RedisScript, type SentScript } from './scripts/redis-script.js';
 import { RELEASE_SCRIPT, type ReleaseInput } from './scripts/release.script.js';
 import { ownershipTokenProblem } from '../ownership-token.js';
-import { isReplyError } from './commands/redis-command-call.js';
 
 export interface RedisLockStoreOptions {
   readonly keyPrefix: string;
@@ -252,7 +251,7 @@ export class RedisLockStore implements LockStore {
     } catch (error) {
       // The cause keeps the reply error's name (RedisCommands.describe): the server answered, and refused.
       const cause = error instanceof LockStoreUnavailableError && error.cause instanceof Error ? error.cause : undefined;
-      if (!cause || !isReplyError(cause) || !isRefusal(cause)) throw error;
+      if (!cause || !isRefusal(cause)) throw error;
       throw new LockConfigError('replicas', acknowledgement.replicas, `a server that takes WAIT (${cause.message}); allow it for this user (+wait) or set replicas: 0`);
     }
   }
@@ -280,13 +279,13 @@ function tokenError(token: string): Error {
 }
 
 /**
- * Whether a reply error (as `RedisCommands.describe` words it: "<server> replied <code> ...") refuses the
- * command for good: Redis names passing states by their own code (BUSY, LOADING, MASTERDOWN, CLUSTERDOWN,
- * TRYAGAIN, READONLY), and a command it will not run by `ERR` (unknown or renamed away, a managed
- * service's "not available", a replica) or `NOPERM` (an ACL).
+ * Whether the server refused the command for good: Redis names passing states by their own code (BUSY,
+ * LOADING, MASTERDOWN, CLUSTERDOWN, TRYAGAIN, READONLY), and a command it will not run by `ERR` (unknown or
+ * renamed away, a managed service's "not available", a replica) or `NOPERM` (an ACL).
  */
 function isRefusal(error: Error): boolean {
-  return / replied (ERR|NOPERM) /.test(error.message);
+  const code = replyCode(error);
+  return code === 'ERR' || code === 'NOPERM';
 }
 
 function ignore(): void {}

@@ -6,6 +6,20 @@ import type { Acknowledgement } from './script-send.js';
 
 export type { Acknowledged, SentCommand } from './redis-command-call.js';
 
+/** Between the server and the reply error in a described failure (see `describe`, `replyCode`). */
+const REPLIED = ' replied ';
+
+/**
+ * The code a reply error began with (`ERR`, `NOPERM`, `BUSY`, `MOVED`...), from the original or from the
+ * error `describe` made of it; undefined for any other failure.
+ */
+export function replyCode(error: Error): string | undefined {
+  if (!isReplyError(error)) return undefined;
+  const at = error.message.indexOf(REPLIED);
+  const reply = at < 0 ? error.message : error.message.slice(at + REPLIED.length);
+  return /^[A-Z]+/.exec(reply)?.[0];
+}
+
 /** ioredis' messages for "the command could not reach the server", whatever the underlying cause. */
 const UNREACHABLE = [
   'Reached the max retries per request limit',
@@ -142,7 +156,7 @@ export class RedisCommands implements CallTracker {
       const why = this.connection.lastConnectionError?.message ?? original.message;
       message = `${server} is unreachable (${why})`;
     } else if (isReplyError(original)) {
-      message = `${server} replied ${original.message}`;
+      message = `${server}${REPLIED}${original.message}`;
       if (/^MOVED /.test(original.message) && !this.connection.client.isCluster) {
         message += ' (it is a Redis Cluster node: configure redis: { cluster: [seed nodes] } instead of a single server)';
       }
