@@ -5,6 +5,7 @@ import type { WatchdogStatus } from '../watchdog/lease.watchdog.js';
 import { leaseIdentity } from './lease-identity.js';
 import { LockInstruments, type InstrumentedApplication } from './lock-instruments.js';
 import { ATTRIBUTE } from './lock-metric.names.js';
+import { addShapeAttributes } from './shape-attributes.js';
 
 /** What one application's metrics need besides its events. */
 export interface LockMetricsSource {
@@ -114,9 +115,7 @@ export class LockMetrics implements InstrumentedApplication {
   private attributes(e: { key: string; name: string | undefined } & LockShapeFields, extra?: string, value?: string): Attributes {
     const attributes = this.named(e.name);
     if (this.source.keyAttribute) attributes[ATTRIBUTE.key] = e.key;
-    // Read/write locks and semaphores only: plain series keep the attributes they always had.
-    if (e.shape !== undefined) attributes[ATTRIBUTE.shape] = e.shape;
-    if (e.permits !== undefined) attributes[ATTRIBUTE.permits] = e.permits;
+    addShapeAttributes(attributes, e);
     if (extra !== undefined) attributes[extra] = value;
     return attributes;
   }

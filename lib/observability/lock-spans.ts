@@ -4,6 +4,7 @@ import type { LockEvents } from '../events/lock-events.js';
 import type { OpenTelemetryApi } from './opentelemetry.loader.js';
 import { leaseIdentity } from './lease-identity.js';
 import { ATTRIBUTE, SPAN } from './lock-metric.names.js';
+import { addShapeAttributes } from './shape-attributes.js';
 
 /**
  * Spans from one application's lock events, parented to the span active where the lock was taken (events
@@ -76,10 +77,7 @@ export class LockSpans {
   private base(e: { key: string; name: string | undefined } & LockShapeFields): Attributes {
     const attributes: Attributes = { [ATTRIBUTE.store]: this.store, [ATTRIBUTE.key]: e.key };
     if (e.name !== undefined) attributes[ATTRIBUTE.name] = e.name;
-    // As on the metrics: read/write locks and semaphores only, so a plain lock's spans stay as they were.
-    if (e.shape !== undefined) attributes[ATTRIBUTE.shape] = e.shape;
-    if (e.permits !== undefined) attributes[ATTRIBUTE.permits] = e.permits;
-    return attributes;
+    return addShapeAttributes(attributes, e);
   }
 
   private leaseAttributes(e: LockLeaseEvent): Attributes {
