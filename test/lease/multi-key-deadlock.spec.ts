@@ -1,26 +1,86 @@
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
+import { startEtcdCluster, type EtcdCluster } from '../../scripts/servers/etcd-server';
+import { startZookeeperEnsemble, type ZookeeperEnsemble } from '../../scripts/servers/zookeeper-server';
+import { openPostgresTestDatabase, type PostgresTestDatabase } from '../stores/postgres-test-database';
 import { exitOf, forkWorker } from '../support/child-process';
 import { redisUrl, testPrefix } from '../support/test-prefix';
+import { postgresWorkerEnv } from './workers/worker-store';
 
 const PROCESSES = 3;
 const LOOPS_PER_PROCESS = 2;
 const ITERATIONS = 25;
 
-describe('several keys at once across processes', () => {
+// Three processes transpile the library before any lock is taken; etcd and ZooKeeper start their servers.
+jest.setTimeout(180_000);
+
+/** A store the workers lock on: started for its section, its workers' environment, stopped after. */
+interface StoreUnderTest {
+  start(): Promise<NodeJS.ProcessEnv>;
+  stop(): Promise<void>;
+}
+
+const redisStore = (): StoreUnderTest => ({ start: async () => ({}), stop: async () => undefined });
+
+const postgresStore = (): StoreUnderTest => {
+  let db: PostgresTestDatabase | undefined;
+  return {
+    start: async () => {
+      db = await openPostgresTestDatabase(__filename);
+      return postgresWorkerEnv(db.url);
+    },
+    stop: async () => db?.stop(),
+  };
+};
+
+const etcdStore = (): StoreUnderTest => {
+  let cluster: EtcdCluster | undefined;
+  return {
+    start: async () => {
+      cluster = await startEtcdCluster();
+      return { LOCK_TEST_STORE: 'etcd', ETCD_ENDPOINTS: cluster.endpoints.join(',') };
+    },
+    stop: async () => cluster?.stop(),
+  };
+};
+
+const zookeeperStore = (): StoreUnderTest => {
+  let ensemble: ZookeeperEnsemble | undefined;
+  return {
+    start: async () => {
+      ensemble = await startZookeeperEnsemble();
+      return { LOCK_TEST_STORE: 'zookeeper', ZOOKEEPER_CONNECT: ensemble.connect, LOCK_TEST_MODULE_OPTIONS: JSON.stringify({ leaseMs: 10_000 }) };
+    },
+    stop: async () => ensemble?.stop(),
+  };
+};
+
+// Multi-key locks are built from each store's plain grants, so every store gets the same run; the counters
+// stay on the run's Redis whichever store holds the locks.
+describe.each([
+  ['Redis', redisStore],
+  ['PostgreSQL', postgresStore],
+  ['etcd', etcdStore],
+  ['ZooKeeper', zookeeperStore],
+])('several keys at once across processes on %s', (name, makeStore) => {
+  const store = makeStore();
+  let env: NodeJS.ProcessEnv;
+  beforeAll(async () => {
+    env = await store.start();
+  });
+  afterAll(() => store.stop());
+
   it('never deadlocks when 3 processes lock the same two keys named in opposite orders, and loses no update to either', async () => {
-    const prefix = testPrefix(__filename);
+    const prefix = testPrefix(`${__filename}:${name}`);
     const counterKey = `${prefix}value`;
     const redis = new Redis(redisUrl());
     try {
       const workers = Array.from({ length: PROCESSES }, (_, index) =>
-        forkWorker(join(__dirname, 'workers/multi-key-increment.worker.ts'), [
-          prefix,
-          counterKey,
-          index % 2 === 0 ? 'forward' : 'backward',
-          String(LOOPS_PER_PROCESS),
-          String(ITERATIONS),
-        ]),
+        forkWorker(
+          join(__dirname, 'workers/multi-key-increment.worker.ts'),
+          [prefix, counterKey, index % 2 === 0 ? 'forward' : 'backward', String(LOOPS_PER_PROCESS), String(ITERATIONS)],
+          env,
+        ),
       );
       expect(await Promise.all(workers.map(exitOf))).toEqual(workers.map(() => 0));
       const total = PROCESSES * LOOPS_PER_PROCESS * ITERATIONS;
