@@ -36,13 +36,6 @@ describe('fencing and the business write in one PostgreSQL transaction', () => {
     }
   }
 
-  /** Until a statement of the apps' pool waits for a row lock (the checked lease row). */
-  const waitingOnTheLeaseRow = (who: string): Promise<void> =>
-    eventually(async () => {
-      const { rows } = await db.admin.query(`SELECT 1 FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'`, [applicationName]);
-      return rows.length > 0;
-    }, `${who} to wait on the lease row`);
-
   beforeAll(async () => {
     db = await openPostgresTestDatabase(__filename);
     await db.admin.query(`CREATE TABLE orders (id text PRIMARY KEY, status text NOT NULL, paid_by text, last_fence bigint NOT NULL DEFAULT 0)`);
@@ -91,7 +84,13 @@ describe('fencing and the business write in one PostgreSQL transaction', () => {
 
       let settled = false;
       const takeover = (second.store as PostgresLockStore).acquire('order:o1', 'token-second', 10_000, 'second').finally(() => (settled = true));
-      await waitingOnTheLeaseRow('the takeover');
+      await eventually(async () => {
+        const { rows } = await db.admin.query(
+          `SELECT 1 FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'`,
+          [applicationName],
+        );
+        return rows.length > 0;
+      }, 'the takeover to wait on the lease row');
       await client.query(`UPDATE orders SET status = 'paid', paid_by = 'first' WHERE id = 'o1'`);
       expect(settled).toBe(false);
       await client.query('COMMIT');
@@ -128,7 +127,13 @@ describe('fencing and the business write in one PostgreSQL transaction', () => {
       const writer = (second.store as PostgresLockStore)
         .acquireShared('report:r1', { mode: 'write' }, 'token-writer', 10_000, 'second')
         .finally(() => (settled = true));
-      await waitingOnTheLeaseRow('the writer');
+      await eventually(async () => {
+        const { rows } = await db.admin.query(
+          `SELECT 1 FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'`,
+          [applicationName],
+        );
+        return rows.length > 0;
+      }, 'the writer to wait on the lease row');
       expect(settled).toBe(false);
       await client.query('COMMIT');
       const granted = await writer;

@@ -57,16 +57,34 @@ export class PostgresLockStore implements LockStore {
     this.nextSweepAt = Date.now() + options.sweepEveryMs;
   }
 
-  // async: a refused token rejects, as every store's answer does, rather than throwing at the call.
   async acquire(key: string, token: string, leaseMs: number, holder: string): Promise<AcquireResult> {
     assertOwnershipToken(token);
-    return this.grant(key, token, (name) => this.queries.acquire(this.connection.pool, name, token, leaseMs, holder));
+    const name = this.name(key);
+    const pending = this.ready().then(() => this.queries.acquire(this.connection.pool, name, token, leaseMs, holder));
+    // Without an answer the statement may still commit, on its connection, after a clean-up sent on
+    // another: release now, and again if the late answer turns out to be a grant.
+    const cleanUp = (): void => {
+      this.release(key, token, 0).catch(() => undefined);
+      pending.then((result) => result.acquired && this.release(key, token, 0)).catch(() => undefined);
+    };
+    const result = await this.call('acquire', key, pending, cleanUp);
+    this.maybeSweep();
+    return result;
   }
 
   /** A read/write lock or semaphore grant, in one statement (see postgres-shared.functions.ts). */
   async acquireShared(key: string, shape: LockShape, token: string, leaseMs: number, holder: string): Promise<AcquireResult> {
     assertOwnershipToken(token);
-    return this.grant(key, token, (name) => this.shared.acquire(this.connection.pool, name, shape, token, leaseMs, holder));
+    const name = this.name(key);
+    const pending = this.ready().then(() => this.shared.acquire(this.connection.pool, name, shape, token, leaseMs, holder));
+    // As for a plain grant: an unanswered one may still commit, so it is given back, now and when it lands.
+    const cleanUp = (): void => {
+      this.release(key, token, 0).catch(() => undefined);
+      pending.then((result) => result.acquired && this.release(key, token, 0)).catch(() => undefined);
+    };
+    const result = await this.call('acquire', key, pending, cleanUp);
+    this.maybeSweep();
+    return result;
   }
 
   /** The plain statement first (the common case, one round trip); a shaped hold's when that found nothing. */
@@ -164,20 +182,6 @@ export class PostgresLockStore implements LockStore {
   async close(): Promise<void> {
     this.closing = true;
     await Promise.all([this.listener.close(), this.connection.close(this.options.commandTimeoutMs)]);
-  }
-
-  /** Runs a granting statement; every grant, granted or not, may start a sweep. */
-  private async grant(key: string, token: string, statement: (name: string) => Promise<AcquireResult>): Promise<AcquireResult> {
-    const pending = this.ready().then(() => statement(this.name(key)));
-    // Without an answer the statement may still commit, on its connection, after a clean-up sent on
-    // another: release now, and again if the late answer turns out to be a grant.
-    const cleanUp = (): void => {
-      this.release(key, token, 0).catch(() => undefined);
-      pending.then((result) => result.acquired && this.release(key, token, 0)).catch(() => undefined);
-    };
-    const result = await this.call('acquire', key, pending, cleanUp);
-    this.maybeSweep();
-    return result;
   }
 
   /** Indices of the renewed rows: plain leases in one statement, then the shaped holds among the rest. */
