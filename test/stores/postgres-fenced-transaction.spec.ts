@@ -105,45 +105,6 @@ describe('fencing and the business write in one PostgreSQL transaction', () => {
     }
   });
 
-  it('proves a reader’s own hold in the transaction, refuses one whose lease ran out, and keeps a writer out until COMMIT', async () => {
-    const store = first.store as PostgresLockStore;
-    const stale = await first.locks.acquire('report:r1', { mode: 'read', leaseMs: 200, autoRenew: false });
-    await eventually(async () => (await store.inspect('report:r1')) === null, 'the read lease to run out');
-    const reader = await store.acquireShared('report:r1', { mode: 'read' }, 'token-reader', 10_000, 'first');
-    const other = await store.acquireShared('report:r1', { mode: 'read' }, 'token-other', 10_000, 'first');
-    if (!reader.acquired || !other.acquired) throw new Error('readers should share the key');
-    await expect(pay(stale, 'o1', 'stale reader')).rejects.toBeInstanceOf(LeaseLostError);
-
-    const client: PoolClient = await pool.connect();
-    try {
-      await client.query('BEGIN');
-      await assertLeaseHeld(client, store, { key: 'report:r1', fencingToken: reader.fencingToken });
-      // The readers' own renewals and releases change no key column: the check does not hold them up.
-      expect(await store.renew([{ key: 'report:r1', token: 'token-reader', leaseMs: 10_000 }])).toEqual([true]);
-      expect(await store.release('report:r1', 'token-other', 0)).toBe(true);
-      expect(await store.release('report:r1', 'token-reader', 0)).toBe(true);
-
-      let settled = false;
-      const writer = (second.store as PostgresLockStore)
-        .acquireShared('report:r1', { mode: 'write' }, 'token-writer', 10_000, 'second')
-        .finally(() => (settled = true));
-      await eventually(async () => {
-        const { rows } = await db.admin.query(
-          `SELECT 1 FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'`,
-          [applicationName],
-        );
-        return rows.length > 0;
-      }, 'the writer to wait on the lease row');
-      expect(settled).toBe(false);
-      await client.query('COMMIT');
-      const granted = await writer;
-      expect(granted.acquired && granted.fencingToken > other.fencingToken).toBe(true);
-      await second.store.release('report:r1', 'token-writer', 0);
-    } finally {
-      client.release();
-    }
-  });
-
   it('writes nothing for a stale grant with the single-statement forms: the lease check in the UPDATE, or a fence column', async () => {
     const store = first.store as PostgresLockStore;
     const stale = await first.locks.acquire('order:o1', { leaseMs: 200, autoRenew: false });
