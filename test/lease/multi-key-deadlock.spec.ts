@@ -22,38 +22,32 @@ interface StoreUnderTest {
 
 const redisStore = (): StoreUnderTest => ({ start: async () => ({}), stop: async () => undefined });
 
-const postgresStore = (): StoreUnderTest => {
-  let db: PostgresTestDatabase | undefined;
-  return {
-    start: async () => {
-      db = await openPostgresTestDatabase(__filename);
-      return postgresWorkerEnv(db.url);
-    },
-    stop: async () => db?.stop(),
+/** A store whose server the section starts (`open`) and stops (`close`), its workers pointed at it by `env`. */
+function serverStore<S>(open: () => Promise<S>, env: (server: S) => NodeJS.ProcessEnv, close: (server: S) => Promise<void>): () => StoreUnderTest {
+  return () => {
+    let server: S | undefined;
+    return {
+      start: async () => env((server = await open())),
+      stop: async () => (server === undefined ? undefined : close(server)),
+    };
   };
-};
+}
 
-const etcdStore = (): StoreUnderTest => {
-  let cluster: EtcdCluster | undefined;
-  return {
-    start: async () => {
-      cluster = await startEtcdCluster();
-      return { LOCK_TEST_STORE: 'etcd', ETCD_ENDPOINTS: cluster.endpoints.join(',') };
-    },
-    stop: async () => cluster?.stop(),
-  };
-};
-
-const zookeeperStore = (): StoreUnderTest => {
-  let ensemble: ZookeeperEnsemble | undefined;
-  return {
-    start: async () => {
-      ensemble = await startZookeeperEnsemble();
-      return { LOCK_TEST_STORE: 'zookeeper', ZOOKEEPER_CONNECT: ensemble.connect, LOCK_TEST_MODULE_OPTIONS: JSON.stringify({ leaseMs: 10_000 }) };
-    },
-    stop: async () => ensemble?.stop(),
-  };
-};
+const postgresStore = serverStore<PostgresTestDatabase>(
+  () => openPostgresTestDatabase(__filename),
+  (db) => postgresWorkerEnv(db.url),
+  (db) => db.stop(),
+);
+const etcdStore = serverStore<EtcdCluster>(
+  () => startEtcdCluster(),
+  (cluster) => ({ LOCK_TEST_STORE: 'etcd', ETCD_ENDPOINTS: cluster.endpoints.join(',') }),
+  (cluster) => cluster.stop(),
+);
+const zookeeperStore = serverStore<ZookeeperEnsemble>(
+  () => startZookeeperEnsemble(),
+  (ensemble) => ({ LOCK_TEST_STORE: 'zookeeper', ZOOKEEPER_CONNECT: ensemble.connect, LOCK_TEST_MODULE_OPTIONS: JSON.stringify({ leaseMs: 10_000 }) }),
+  (ensemble) => ensemble.stop(),
+);
 
 // Multi-key locks are built from each store's plain grants, so every store gets the same run; the counters
 // stay on the run's Redis whichever store holds the locks.
