@@ -2,6 +2,8 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { exitOf, forkWorker } from '../support/child-process';
 import { redisUrl, testPrefix } from '../support/test-prefix';
+import { openPostgresTestDatabase, type PostgresTestDatabase } from '../stores/postgres-test-database';
+import { postgresWorkerEnv } from './workers/worker-store';
 
 const PROCESSES = 3;
 const LOOPS_PER_PROCESS = 2;
@@ -59,14 +61,27 @@ function replay(history: readonly string[], permits?: number): Replay {
 // can take most of the default minute.
 jest.setTimeout(180_000);
 
-describe('shaped locks across processes', () => {
+let db: PostgresTestDatabase | undefined;
+afterAll(() => db?.stop());
+
+// The workers lock on the store named; the history and the counter stay on the run's Redis either way.
+const STORES: Array<[string, () => NodeJS.ProcessEnv]> = [
+  ['Redis', () => ({})],
+  ['PostgreSQL', () => postgresWorkerEnv(db!.url)],
+];
+
+describe.each(STORES)('shaped locks across processes on %s', (name, env) => {
+  beforeAll(async () => {
+    if (name === 'PostgreSQL') db = await openPostgresTestDatabase(__filename);
+  });
+
   const run = async (shape: string): Promise<{ replayed: Replay; counter: number; writes: number }> => {
-    const prefix = testPrefix(`${__filename}:${shape}`);
+    const prefix = testPrefix(`${__filename}:${name}:${shape}`);
     const historyKey = `${prefix}history`;
     const redis = new Redis(redisUrl());
     try {
       const workers = Array.from({ length: PROCESSES }, () =>
-        forkWorker(join(__dirname, 'workers/shaped-history.worker.ts'), [prefix, historyKey, shape, String(LOOPS_PER_PROCESS), String(ITERATIONS)]),
+        forkWorker(join(__dirname, 'workers/shaped-history.worker.ts'), [prefix, historyKey, shape, String(LOOPS_PER_PROCESS), String(ITERATIONS)], env()),
       );
       expect(await Promise.all(workers.map(exitOf))).toEqual(workers.map(() => 0));
       const history = await redis.lrange(historyKey, 0, -1);
@@ -94,7 +109,9 @@ describe('shaped locks across processes', () => {
     expect(replayed.violations).toEqual([]);
     expect(replayed.holds).toBe(PROCESSES * LOOPS_PER_PROCESS * ITERATIONS);
   });
+});
 
+describe('the history replay of shaped locks', () => {
   it('finds the violations it looks for in a history that has them', () => {
     const broken = ['enter|read|10', 'enter|write|11', 'exit|write|11', 'enter|read|9', 'enter|permit|12', 'enter|permit|12', 'enter|write|5'];
     expect(replay(broken).violations).toEqual([

@@ -2,19 +2,37 @@ import { join } from 'node:path';
 import { exitOf, forkWorker, nextMessage } from '../support/child-process';
 import { createLockApp, type LockApp } from '../support/lock-app';
 import { redisUrl, testPrefix } from '../support/test-prefix';
+import { openPostgresTestDatabase, type PostgresTestDatabase } from '../stores/postgres-test-database';
+import type { LockModuleOptions } from '../../lib/index';
+import { postgresWorkerEnv } from './workers/worker-store';
 
 const LEASE_MS = 1_000;
 
-describe('liveness of shaped locks: a SIGKILLed holder', () => {
-  const prefix = testPrefix(__filename);
+interface Store {
+  readonly options: (prefix: string) => LockModuleOptions;
+  /** The workers' environment: which store they lock on. */
+  readonly env: () => NodeJS.ProcessEnv;
+}
+
+let db: PostgresTestDatabase | undefined;
+afterAll(() => db?.stop());
+
+const STORES: Array<[string, Store]> = [
+  ['Redis', { options: (keyPrefix) => ({ redis: redisUrl(), keyPrefix }), env: () => ({}) }],
+  ['PostgreSQL', { options: (keyPrefix) => ({ store: 'postgres', postgres: db!.url, keyPrefix }), env: () => postgresWorkerEnv(db!.url) }],
+];
+
+describe.each(STORES)('liveness of shaped locks on %s: a SIGKILLed holder', (name, store) => {
+  const prefix = testPrefix(`${__filename}:${name}`);
   let app: LockApp;
   beforeAll(async () => {
-    app = await createLockApp({ redis: redisUrl(), keyPrefix: prefix });
+    if (name === 'PostgreSQL') db = await openPostgresTestDatabase(__filename);
+    app = await createLockApp(store.options(prefix));
   });
   afterAll(() => app.close());
 
   const killedHolder = async (key: string, shape: string): Promise<number> => {
-    const holder = forkWorker(join(__dirname, 'workers/hold.worker.ts'), [prefix, key, String(LEASE_MS), '0', shape]);
+    const holder = forkWorker(join(__dirname, 'workers/hold.worker.ts'), [prefix, key, String(LEASE_MS), '0', shape], store.env());
     const { fencingToken } = await nextMessage<{ held: boolean; fencingToken: number }>(holder);
     holder.kill('SIGKILL');
     await exitOf(holder);

@@ -36,6 +36,13 @@ describe('fencing and the business write in one PostgreSQL transaction', () => {
     }
   }
 
+  /** Until a statement of the apps' pool waits for a row lock (the checked lease row). */
+  const waitingOnTheLeaseRow = (who: string): Promise<void> =>
+    eventually(async () => {
+      const { rows } = await db.admin.query(`SELECT 1 FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'`, [applicationName]);
+      return rows.length > 0;
+    }, `${who} to wait on the lease row`);
+
   beforeAll(async () => {
     db = await openPostgresTestDatabase(__filename);
     await db.admin.query(`CREATE TABLE orders (id text PRIMARY KEY, status text NOT NULL, paid_by text, last_fence bigint NOT NULL DEFAULT 0)`);
@@ -84,13 +91,7 @@ describe('fencing and the business write in one PostgreSQL transaction', () => {
 
       let settled = false;
       const takeover = (second.store as PostgresLockStore).acquire('order:o1', 'token-second', 10_000, 'second').finally(() => (settled = true));
-      await eventually(async () => {
-        const { rows } = await db.admin.query(
-          `SELECT 1 FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'`,
-          [applicationName],
-        );
-        return rows.length > 0;
-      }, 'the takeover to wait on the lease row');
+      await waitingOnTheLeaseRow('the takeover');
       await client.query(`UPDATE orders SET status = 'paid', paid_by = 'first' WHERE id = 'o1'`);
       expect(settled).toBe(false);
       await client.query('COMMIT');
@@ -100,6 +101,39 @@ describe('fencing and the business write in one PostgreSQL transaction', () => {
       expect(granted.acquired && granted.fencingToken > held.fencingToken).toBe(true);
       expect(await status('o1')).toMatchObject({ status: 'paid', paid_by: 'first' });
       await second.store.release('order:o1', 'token-second', 0);
+    } finally {
+      client.release();
+    }
+  });
+
+  it('proves a reader’s own hold in the transaction, refuses one whose lease ran out, and keeps a writer out until COMMIT', async () => {
+    const store = first.store as PostgresLockStore;
+    const stale = await first.locks.acquire('report:r1', { mode: 'read', leaseMs: 200, autoRenew: false });
+    await eventually(async () => (await store.inspect('report:r1')) === null, 'the read lease to run out');
+    const reader = await store.acquireShared('report:r1', { mode: 'read' }, 'token-reader', 10_000, 'first');
+    const other = await store.acquireShared('report:r1', { mode: 'read' }, 'token-other', 10_000, 'first');
+    if (!reader.acquired || !other.acquired) throw new Error('readers should share the key');
+    await expect(pay(stale, 'o1', 'stale reader')).rejects.toBeInstanceOf(LeaseLostError);
+
+    const client: PoolClient = await pool.connect();
+    try {
+      await client.query('BEGIN');
+      await assertLeaseHeld(client, store, { key: 'report:r1', fencingToken: reader.fencingToken });
+      // The readers' own renewals and releases change no key column: the check does not hold them up.
+      expect(await store.renew([{ key: 'report:r1', token: 'token-reader', leaseMs: 10_000 }])).toEqual([true]);
+      expect(await store.release('report:r1', 'token-other', 0)).toBe(true);
+      expect(await store.release('report:r1', 'token-reader', 0)).toBe(true);
+
+      let settled = false;
+      const writer = (second.store as PostgresLockStore)
+        .acquireShared('report:r1', { mode: 'write' }, 'token-writer', 10_000, 'second')
+        .finally(() => (settled = true));
+      await waitingOnTheLeaseRow('the writer');
+      expect(settled).toBe(false);
+      await client.query('COMMIT');
+      const granted = await writer;
+      expect(granted.acquired && granted.fencingToken > other.fencingToken).toBe(true);
+      await second.store.release('report:r1', 'token-writer', 0);
     } finally {
       client.release();
     }

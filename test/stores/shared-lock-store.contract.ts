@@ -19,7 +19,7 @@ function fence(result: AcquireResult): number {
 
 /**
  * The contract of `LockStore.acquireShared`, one section per shape: read/write locks and semaphores, as
- * every store that offers them keeps it (the Redis store and the memory store run it).
+ * every store that offers them keeps it (the Redis, PostgreSQL and memory stores run it).
  */
 export function describeSharedLockStoreContract(name: string, create: () => Promise<ContractSubject>): void {
   describe(`${name} keeps the shared lock contract`, () => {

@@ -16,7 +16,7 @@ export interface PostgresLockTableOptions {
   readonly table?: string;
 }
 
-/** Lowercase simple identifiers only, short enough for the suffixes (`_fence_seq`, `_grant_key`) to fit 63 bytes. */
+/** Lowercase simple identifiers only, short enough for the suffixes (`_fence_seq`, `_shared_acquire`) to fit 63 bytes. */
 const IDENTIFIER = /^[a-z_][a-z0-9_]{0,47}$/;
 
 const quote = (identifier: string): string => `"${identifier}"`;
@@ -34,6 +34,8 @@ export class PostgresLockTable {
   readonly grantConstraint: string;
   /** Identifies this table for the DDL advisory lock and for release channel names. */
   readonly id: string;
+  /** The functions of read/write locks and semaphores (see postgres-shared.functions.ts), qualified. */
+  readonly sharedFunctions: { readonly acquire: string; readonly release: string; readonly renew: string; readonly drop: string };
 
   constructor(options: PostgresLockTableOptions = {}) {
     const { schema, table = 'distributed_locks' } = options;
@@ -51,6 +53,13 @@ export class PostgresLockTable {
     this.sequenceLiteral = `'${this.sequence}'`;
     this.grantConstraint = quote(`${table}_grant_key`);
     this.id = schema ? `${schema}.${table}` : table;
+    // The longest suffix (15 characters) still fits 63 bytes after a 48-character table name.
+    this.sharedFunctions = {
+      acquire: qualify(`${table}_shared_acquire`),
+      release: qualify(`${table}_shared_release`),
+      renew: qualify(`${table}_shared_renew`),
+      drop: qualify(`${table}_shared_drop`),
+    };
   }
 
   /**

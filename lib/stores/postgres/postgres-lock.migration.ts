@@ -1,6 +1,7 @@
 import { PostgresLockTable, type PostgresLockTableOptions } from './postgres-lock-table.js';
 import { isServerError } from './postgres-client.factory.js';
 import type { PostgresPool } from './postgres-connection.interface.js';
+import { sharedFunctionStatements } from './postgres-shared.functions.js';
 
 /**
  * The DDL of the lease table, for teams that own their schema and run migrations themselves (then create
@@ -14,6 +15,9 @@ import type { PostgresPool } from './postgres-connection.interface.js';
  *   a transaction that checked its lease `FOR KEY SHARE` (see `assertLeaseHeld`) then blocks every takeover,
  *   which must change `fence`, while renewals, which change only `expires_at`, go through.
  * - fillfactor 50 leaves room on each page for renewals to be HOT updates.
+ * - `shared` holds the holds of a read/write lock or semaphore (see postgres-shared.functions.ts), NULL for
+ *   a plain lock; tables made before it get it by `ADD COLUMN IF NOT EXISTS` (nullable, no default: a
+ *   catalog change, no rewrite), with the functions beside it.
  */
 export function postgresLockMigration(options: PostgresLockTableOptions = {}): string {
   return migrationStatements(new PostgresLockTable(options)).join(';\n') + ';\n';
@@ -30,8 +34,11 @@ export function migrationStatements(table: PostgresLockTable): string[] {
   holder      text        NOT NULL,
   acquired_at timestamptz NOT NULL,
   expires_at  timestamptz NOT NULL,
+  shared      jsonb,
   CONSTRAINT ${table.grantConstraint} UNIQUE (name, fence)
 ) WITH (fillfactor = 50)`,
+    `ALTER TABLE ${table.qualified} ADD COLUMN IF NOT EXISTS shared jsonb`,
+    ...sharedFunctionStatements(table),
   ];
 }
 
@@ -45,7 +52,7 @@ export async function ensureLockTable(pool: PostgresPool, table: PostgresLockTab
   if (await tableExists(pool, table)) return;
   if (!create) {
     throw new Error(
-      `the lease table ${table.id} does not exist: run the SQL of postgresLockMigration() or let the store create it (createTable: true)`,
+      `the lease table ${table.id} does not exist or lacks what read/write locks and semaphores need (its shared column and functions): run the SQL of postgresLockMigration() or let the store create it (createTable: true)`,
     );
   }
   const client = await pool.connect();
@@ -71,9 +78,13 @@ export async function ensureLockTable(pool: PostgresPool, table: PostgresLockTab
 }
 
 async function tableExists(pool: PostgresPool, table: PostgresLockTable): Promise<boolean> {
+  // The table, its sequence, the `shared` column and the functions: a table made by an earlier version
+  // lacks the last two and is brought up to date by the same idempotent DDL.
   const { rows } = await pool.query(
-    `SELECT to_regclass($1) IS NOT NULL AND to_regclass($2) IS NOT NULL AS ready`,
-    [table.qualified, table.sequence],
+    `SELECT to_regclass($1) IS NOT NULL AND to_regclass($2) IS NOT NULL
+  AND EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass($1) AND attname = 'shared' AND NOT attisdropped)
+  AND (SELECT bool_and(to_regproc(f) IS NOT NULL) FROM unnest($3::text[]) AS f) AS ready`,
+    [table.qualified, table.sequence, Object.values(table.sharedFunctions)],
   );
   return (rows[0] as { ready: boolean } | undefined)?.ready === true;
 }

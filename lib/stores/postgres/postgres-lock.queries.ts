@@ -65,7 +65,8 @@ export class PostgresLockQueries {
         fence = greatest(${nextFence}, l.fence + 1),
         holder = excluded.holder,
         acquired_at = clock_timestamp(),
-        expires_at = clock_timestamp() + ${ms('$3')}
+        expires_at = clock_timestamp() + ${ms('$3')},
+        shared = NULL
     WHERE l.token IS NULL OR l.expires_at <= clock_timestamp()
   RETURNING l.fence
 )
@@ -102,15 +103,24 @@ FROM unnest($1::text[], $2::text[], $3::float8[]) WITH ORDINALITY AS r(name, tok
 WHERE l.name = r.name AND l.token = r.token AND l.expires_at > clock_timestamp()
 RETURNING r.i`;
 
-    this.inspectSql = `SELECT fence, holder, ${ttl('h')} AS ttl_ms FROM ${t} h WHERE h.name = $1::text AND ${held('h')}`;
-
-    this.listSql = `SELECT name, fence, holder, ${ttl('h')} AS ttl_ms FROM ${t} h
-WHERE h.name LIKE $1::text ESCAPE '!' AND ${held('h')}`;
+    // A plain row is one hold; a shaped row (token '', see postgres-shared.functions.ts) one line per live
+    // hold in its `shared` column, each with its shape.
+    const nowMs = `extract(epoch FROM clock_timestamp()) * 1000`;
+    const holds = (where: string): string => `SELECT name, fence, holder, ttl_ms, shape FROM (
+  SELECT h.name, h.fence, h.holder, ${ttl('h')} AS ttl_ms, NULL::text AS shape FROM ${t} h
+  WHERE ${where} AND ${held('h')} AND h.token <> ''
+  UNION ALL
+  SELECT h.name, (x.value->>'f')::bigint, x.value->>'o', ceil((x.value->>'e')::float8 - ${nowMs})::bigint, h.shared->>'m'
+  FROM ${t} h CROSS JOIN LATERAL jsonb_each(h.shared->'h') x
+  WHERE ${where} AND h.token = '' AND (x.value->>'e')::float8 > ${nowMs}
+) held ORDER BY name, fence`;
+    this.inspectSql = `${holds('h.name = $1::text')} LIMIT 1`;
+    this.listSql = holds(`h.name LIKE $1::text ESCAPE '!'`);
 
     // Locks the held row first (so the answer describes the row it changed), then releases it unless the
     // operator named another grant.
     this.forceReleaseSql = `WITH current AS (
-  SELECT name, fence, holder, ${ttl('h')} AS ttl_ms FROM ${t} h WHERE h.name = $1::text AND ${held('h')} FOR UPDATE
+  SELECT name, fence, holder, ${ttl('h')} AS ttl_ms FROM ${t} h WHERE h.name = $1::text AND ${held('h')} AND h.token <> '' FOR UPDATE
 ), taken AS (
   UPDATE ${t} l SET token = NULL, expires_at = clock_timestamp()
   FROM current c WHERE l.name = c.name AND ($2::bigint IS NULL OR c.fence = $2::bigint)
@@ -127,8 +137,13 @@ FROM current c`;
   SELECT name FROM ${t} WHERE expires_at < clock_timestamp() - ${ms('$1')} LIMIT $2::int FOR UPDATE SKIP LOCKED
 )`;
 
-    // See assertLeaseHeld: FOR KEY SHARE pins the grant until the caller's transaction ends.
-    this.leaseCheckSql = `SELECT fence FROM ${t} h WHERE h.name = $1::text AND h.fence = $2::bigint AND ${held('h')} FOR KEY SHARE`;
+    // See assertLeaseHeld: FOR KEY SHARE pins the grant until the caller's transaction ends. A shaped
+    // hold is found in its row's `shared` column; pinning the row keeps every other grant of the key out.
+    this.leaseCheckSql = `SELECT fence FROM ${t} h WHERE h.name = $1::text AND ${held('h')} AND (
+  (h.token <> '' AND h.fence = $2::bigint)
+  OR (h.token = '' AND EXISTS (SELECT 1 FROM jsonb_each(h.shared->'h') x
+    WHERE (x.value->>'f')::bigint = $2::bigint AND (x.value->>'e')::float8 > ${nowMs}))
+) FOR KEY SHARE`;
   }
 
   async acquire(db: PostgresPool, name: string, token: string, leaseMs: number, holder: string): Promise<AcquireResult> {
@@ -156,19 +171,14 @@ FROM current c`;
 
   async inspect(db: PostgresPool, name: string): Promise<Omit<HeldLock, 'key'> | null> {
     const { rows } = await db.query(this.inspectSql, [name]);
-    const row = rows[0] as { fence: string; holder: string; ttl_ms: string } | undefined;
-    return row ? { fencingToken: toSafeInteger(row.fence), holder: row.holder, ttlMs: Number(row.ttl_ms) } : null;
+    const row = rows[0] as HeldRow | undefined;
+    return row ? heldLock(row) : null;
   }
 
   /** Held rows whose name matches a LIKE pattern (see `likePattern`). */
   async list(db: PostgresPool, pattern: string): Promise<Array<Omit<HeldLock, 'key'> & { name: string }>> {
     const { rows } = await db.query(this.listSql, [pattern]);
-    return rows.map((row: { name: string; fence: string; holder: string; ttl_ms: string }) => ({
-      name: row.name,
-      fencingToken: toSafeInteger(row.fence),
-      holder: row.holder,
-      ttlMs: Number(row.ttl_ms),
-    }));
+    return rows.map((row: HeldRow) => ({ name: row.name, ...heldLock(row) }));
   }
 
   async forceRelease(db: PostgresPool, name: string, fencingToken: number | undefined): Promise<ForceReleaseRow | null> {
@@ -201,8 +211,21 @@ export function likePattern(prefix: string, match: string): string {
   return pattern;
 }
 
+interface HeldRow {
+  readonly name: string;
+  readonly fence: string;
+  readonly holder: string;
+  readonly ttl_ms: string;
+  readonly shape: HeldLock['shape'] | null;
+}
+
+function heldLock(row: HeldRow): Omit<HeldLock, 'key'> {
+  const lock = { fencingToken: toSafeInteger(row.fence), holder: row.holder, ttlMs: Number(row.ttl_ms) };
+  return row.shape ? { ...lock, shape: row.shape } : lock;
+}
+
 /** bigint columns arrive as strings; fencing tokens stay below 2^53 (µs clock until the year 2255). */
-function toSafeInteger(value: string): number {
+export function toSafeInteger(value: string): number {
   const number = Number(value);
   if (!Number.isSafeInteger(number)) throw new Error(`fencing token ${value} is beyond the safe integer range`);
   return number;

@@ -3,6 +3,7 @@ import type {
   AcquireResult,
   ForceReleaseResult,
   HeldLock,
+  LockShape,
   LockStore,
   RenewOutcome,
   RenewRequest,
@@ -13,6 +14,7 @@ import { likePattern, PostgresLockQueries, type SqlStatement } from './postgres-
 import { PostgresLockTable } from './postgres-lock-table.js';
 import { resolveStoreOptions, type PostgresLockStoreOptions, type ResolvedStoreOptions } from './postgres-lock-store.options.js';
 import { PostgresReleaseListener } from './postgres-release.listener.js';
+import { PostgresSharedQueries } from './postgres-shared.queries.js';
 import { assertOwnershipToken } from '../ownership-token.js';
 
 /** Rows deleted per sweep statement, so each stays short; a sweep repeats until a batch comes back short. */
@@ -26,6 +28,7 @@ const SWEEP_BATCH = 1000;
  */
 export class PostgresLockStore implements LockStore {
   private readonly queries: PostgresLockQueries;
+  private readonly shared: PostgresSharedQueries;
   private readonly listener: PostgresReleaseListener;
   private tableReady?: Promise<void>;
   private nextSweepAt: number;
@@ -49,37 +52,43 @@ export class PostgresLockStore implements LockStore {
     private readonly options: ResolvedStoreOptions,
   ) {
     this.queries = new PostgresLockQueries(table);
+    this.shared = new PostgresSharedQueries(table);
     this.listener = new PostgresReleaseListener(connection.openListener, options.commandTimeoutMs);
     this.nextSweepAt = Date.now() + options.sweepEveryMs;
   }
 
+  // async: a refused token rejects, as every store's answer does, rather than throwing at the call.
   async acquire(key: string, token: string, leaseMs: number, holder: string): Promise<AcquireResult> {
     assertOwnershipToken(token);
-    const name = this.name(key);
-    const pending = this.ready().then(() => this.queries.acquire(this.connection.pool, name, token, leaseMs, holder));
-    // Without an answer the statement may still commit, on its connection, after a clean-up sent on
-    // another: release now, and again if the late answer turns out to be a grant.
-    const cleanUp = (): void => {
-      this.release(key, token, 0).catch(() => undefined);
-      pending.then((result) => result.acquired && this.release(key, token, 0)).catch(() => undefined);
-    };
-    const result = await this.call('acquire', key, pending, cleanUp);
-    this.maybeSweep();
-    return result;
+    return this.grant(key, token, (name) => this.queries.acquire(this.connection.pool, name, token, leaseMs, holder));
   }
 
-  release(key: string, token: string, keepMs: number): Promise<boolean> {
-    return this.call('release', key, this.ready().then(() => this.queries.release(this.connection.pool, this.name(key), token, keepMs)));
+  /** A read/write lock or semaphore grant, in one statement (see postgres-shared.functions.ts). */
+  async acquireShared(key: string, shape: LockShape, token: string, leaseMs: number, holder: string): Promise<AcquireResult> {
+    assertOwnershipToken(token);
+    return this.grant(key, token, (name) => this.shared.acquire(this.connection.pool, name, shape, token, leaseMs, holder));
+  }
+
+  /** The plain statement first (the common case, one round trip); a shaped hold's when that found nothing. */
+  async release(key: string, token: string, keepMs: number): Promise<boolean> {
+    // The empty string marks a shaped row's token (see postgres-shared.functions.ts): it owns nothing.
+    if (token === '') return false;
+    const name = this.name(key);
+    return this.call(
+      'release',
+      key,
+      this.ready().then(async () => (await this.queries.release(this.connection.pool, name, token, keepMs)) || this.shared.release(this.connection.pool, name, token, keepMs)),
+    );
   }
 
   async renew(requests: readonly RenewRequest[]): Promise<RenewOutcome[]> {
     if (requests.length === 0) return [];
-    const rows = requests.map((request) => ({ name: this.name(request.key), token: request.token, leaseMs: request.leaseMs }));
+    const rows = requests.map((request) => ({ name: this.name(request.key), token: request.token, leaseMs: request.leaseMs })).filter((row) => row.token !== '');
     const described = `${requests.length} lease(s) starting with ${requests[0]!.key}`;
-    const renewed = await this.call('renew', described, this.ready().then(() => this.queries.renew(this.connection.pool, rows)));
+    const renewed = await this.call('renew', described, this.ready().then(() => this.renewRows(rows)));
     // A request repeated in one batch joins one row once: every copy of a renewed (key, token) counts.
-    const owned = new Set([...renewed].map((i) => `${rows[i]!.name}\u0000${rows[i]!.token}`));
-    return rows.map((row) => owned.has(`${row.name}\u0000${row.token}`));
+    const owned = new Set(renewed.map((i) => `${rows[i]!.name}\u0000${rows[i]!.token}`));
+    return requests.map((request) => owned.has(`${this.name(request.key)}\u0000${request.token}`));
   }
 
   async onRelease(key: string, listener: () => void): Promise<() => void> {
@@ -104,13 +113,19 @@ export class PostgresLockStore implements LockStore {
   }
 
   async forceRelease(key: string, fencingToken?: number): Promise<ForceReleaseResult> {
+    const name = this.name(key);
     const row = await this.call(
       'force-release',
       key,
-      this.ready().then(() => this.queries.forceRelease(this.connection.pool, this.name(key), fencingToken)),
+      this.ready().then(async () => {
+        const shaped = await this.shared.drop(this.connection.pool, name, fencingToken);
+        if (shaped) return shaped;
+        const plain = await this.queries.forceRelease(this.connection.pool, name, fencingToken);
+        return plain && { taken: plain.taken, lock: { fencingToken: plain.fencingToken, holder: plain.holder, ttlMs: plain.ttlMs } };
+      }),
     );
     if (!row) return { released: false, reason: 'not-held' };
-    const lock: HeldLock = { key, fencingToken: row.fencingToken, holder: row.holder, ttlMs: row.ttlMs };
+    const lock: HeldLock = { key, ...row.lock };
     return row.taken ? { released: true, lock } : { released: false, reason: 'fencing-mismatch', current: lock };
   }
 
@@ -149,6 +164,29 @@ export class PostgresLockStore implements LockStore {
   async close(): Promise<void> {
     this.closing = true;
     await Promise.all([this.listener.close(), this.connection.close(this.options.commandTimeoutMs)]);
+  }
+
+  /** Runs a granting statement; every grant, granted or not, may start a sweep. */
+  private async grant(key: string, token: string, statement: (name: string) => Promise<AcquireResult>): Promise<AcquireResult> {
+    const pending = this.ready().then(() => statement(this.name(key)));
+    // Without an answer the statement may still commit, on its connection, after a clean-up sent on
+    // another: release now, and again if the late answer turns out to be a grant.
+    const cleanUp = (): void => {
+      this.release(key, token, 0).catch(() => undefined);
+      pending.then((result) => result.acquired && this.release(key, token, 0)).catch(() => undefined);
+    };
+    const result = await this.call('acquire', key, pending, cleanUp);
+    this.maybeSweep();
+    return result;
+  }
+
+  /** Indices of the renewed rows: plain leases in one statement, then the shaped holds among the rest. */
+  private async renewRows(rows: ReadonlyArray<{ readonly name: string; readonly token: string; readonly leaseMs: number }>): Promise<number[]> {
+    const plain = await this.queries.renew(this.connection.pool, rows);
+    const rest = rows.map((_, i) => i).filter((i) => !plain.has(i));
+    if (rest.length === 0) return [...plain];
+    const shaped = await this.shared.renew(this.connection.pool, rest.map((i) => rows[i]!));
+    return [...plain, ...shaped.map((j) => rest[j]!)];
   }
 
   private name(key: string): string {
