@@ -106,7 +106,7 @@ describe('fencing and the business write in one PostgreSQL transaction', () => {
     }
   });
 
-  it('proves a reader’s own hold in the transaction, refuses one whose lease ran out, and keeps a writer out until COMMIT', async () => {
+  it('proves a reader’s own hold in the transaction, refuses one whose lease ran out, and turns a writer away until COMMIT', async () => {
     const store = first.store as PostgresLockStore;
     const stale = await first.locks.acquire('report:r1', { mode: 'read', leaseMs: 200, autoRenew: false });
     await eventually(async () => (await store.inspect('report:r1')) === null, 'the read lease to run out');
@@ -124,18 +124,45 @@ describe('fencing and the business write in one PostgreSQL transaction', () => {
       expect(await store.release('report:r1', 'token-other', 0)).toBe(true);
       expect(await store.release('report:r1', 'token-reader', 0)).toBe(true);
 
-      let settled = false;
-      const writer = (second.store as PostgresLockStore)
-        .acquireShared('report:r1', { mode: 'write' }, 'token-writer', 10_000, 'second')
-        .finally(() => (settled = true));
-      await waitingOnTheLeaseRow('the writer');
-      expect(settled).toBe(false);
+      // A writer's grant would move the fence the check pins: it is turned away until the COMMIT.
+      const writer = second.store as PostgresLockStore;
+      expect(await writer.acquireShared('report:r1', { mode: 'write' }, 'token-writer', 10_000, 'second')).toMatchObject({ acquired: false });
       await client.query('COMMIT');
-      const granted = await writer;
+      const granted = await writer.acquireShared('report:r1', { mode: 'write' }, 'token-writer', 10_000, 'second');
       expect(granted.acquired && granted.fencingToken > other.fencingToken).toBe(true);
       await second.store.release('report:r1', 'token-writer', 0);
     } finally {
+      await client.query('ROLLBACK').catch(() => undefined);
       client.release();
+    }
+  });
+
+  it('turns a new reader away while another reader’s checked transaction is open, without holding up the readers’ renewals and releases', async () => {
+    const store = first.store as PostgresLockStore;
+    // A pool without statement_timeout (as behind PgBouncer): nothing would cut a statement stuck on the row.
+    const bare = await PostgresLockStore.create({ connection: pool, keyPrefix: prefix });
+    const client: PoolClient = await db.admin.connect();
+    try {
+      const a = await store.acquireShared('report:r2', { mode: 'read' }, 'token-a', 10_000, 'first');
+      const c = await store.acquireShared('report:r2', { mode: 'read' }, 'token-c', 10_000, 'first');
+      if (!a.acquired || !c.acquired) throw new Error('readers should share the key');
+      await client.query('BEGIN');
+      await assertLeaseHeld(client, store, { key: 'report:r2', fencingToken: a.fencingToken });
+      // A grant moves the row's fence, which the check pins: the new reader is told to come back, and
+      // holds no row lock meanwhile that the other readers' renewals and releases would queue behind.
+      expect(await bare.acquireShared('report:r2', { mode: 'read' }, 'token-b', 10_000, 'second')).toMatchObject({ acquired: false });
+      expect(await bare.renew([{ key: 'report:r2', token: 'token-c', leaseMs: 10_000 }])).toEqual([true]);
+      expect(await bare.release('report:r2', 'token-c', 0)).toBe(true);
+      await client.query('COMMIT');
+
+      const b = await bare.acquireShared('report:r2', { mode: 'read' }, 'token-b', 10_000, 'second');
+      expect(b.acquired && b.fencingToken > c.fencingToken).toBe(true);
+      expect(await bare.release('report:r2', 'token-b', 0)).toBe(true);
+      expect(await store.release('report:r2', 'token-a', 0)).toBe(true);
+    } finally {
+      await client.query('ROLLBACK').catch(() => undefined);
+      client.release();
+      await bare.close();
     }
   });
 

@@ -1,6 +1,12 @@
 import type { PostgresLockTable } from './postgres-lock-table.js';
 
 /**
+ * When to try again a grant that a checked transaction holds up: it ends with that transaction's COMMIT,
+ * which notifies nobody, so the waiter polls (briefly: checked transactions are meant to be short).
+ */
+const PINNED_RETRY_MS = 25;
+
+/**
  * The read/write locks and semaphores of the lease table, as PL/pgSQL functions created by the migration.
  *
  * A shaped key is one row of the lease table, like a plain one, with every hold in the row itself (the
@@ -22,13 +28,14 @@ export function sharedFunctionStatements(table: PostgresLockTable): string[] {
   const t = table.qualified;
   const f = table.sharedFunctions;
   const nowMs = `(extract(epoch FROM clock_timestamp()) * 1000)::float8`;
-  // The row's expiry: the last hold's.
-  const lastExpiry = (holds: string): string => `(SELECT to_timestamp(max((value->>'e')::float8) / 1000) FROM jsonb_each(${holds}))`;
+  // The row's expiry: the last hold's, rounded up to the microsecond (timestamptz's precision), so the row
+  // never looks free to the plain protocol while a hold in it is still live.
+  const lastExpiry = (holds: string): string => `(SELECT to_timestamp(ceil(max((value->>'e')::float8) * 1000) / 1000000) FROM jsonb_each(${holds}))`;
   const live = (map: string, expiry: string): string =>
     `(SELECT coalesce(jsonb_object_agg(key, value), '{}'::jsonb) FROM jsonb_each(${map}) WHERE ${expiry} > v_now)`;
   const nextFence = `setval(${table.sequenceLiteral}, greatest(nextval(${table.sequenceLiteral}), (extract(epoch FROM clock_timestamp()) * 1000000)::bigint))`;
 
-  const acquire = `CREATE OR REPLACE FUNCTION ${f.acquire}(p_name text, p_token text, p_mode text, p_permits int, p_lease_ms float8, p_waiting_ms float8, p_holder text,
+  const acquire = `CREATE OR REPLACE FUNCTION ${f.acquire}(p_name text, p_token text, p_mode text, p_permits bigint, p_lease_ms float8, p_waiting_ms float8, p_holder text,
   OUT granted_fence bigint, OUT denied_ttl_ms bigint) LANGUAGE plpgsql AS $body$
 DECLARE
   r record;
@@ -36,10 +43,18 @@ DECLARE
   v_mode text;
   v_holds jsonb := '{}'::jsonb;
   v_writers jsonb := '{}'::jsonb;
-  v_held int;
+  v_held bigint;
   v_granted boolean;
+  v_pinned boolean := false;
   v_next jsonb;
 BEGIN
+  -- A plainly held key is turned away from a read without a lock, as the plain acquire does: waiters
+  -- polling it neither lock its row nor queue behind a transaction that checked its lease.
+  SELECT l.token, l.expires_at INTO r FROM ${t} l WHERE l.name = p_name;
+  IF FOUND AND r.token <> '' AND r.expires_at > clock_timestamp() THEN
+    denied_ttl_ms := greatest(1, ceil(extract(epoch FROM r.expires_at - clock_timestamp()) * 1000))::bigint;
+    RETURN;
+  END IF;
   -- A key seen for the first time gets a released row to lock; a sweep may delete it before the lock, so
   -- this repeats until the row is there.
   LOOP
@@ -73,6 +88,14 @@ BEGIN
       WHEN 'permits' THEN v_held < p_permits
       ELSE false END;
   END IF;
+  IF v_granted THEN
+    -- A grant moves the row's fence, a key column: a transaction that checked a hold of the key (FOR KEY
+    -- SHARE, see assertLeaseHeld) keeps it still until it ends. Waiting for that here, with this row locked,
+    -- would hold up the other holders' renewals and releases behind it; the caller comes back instead.
+    PERFORM 1 FROM ${t} l WHERE l.name = p_name FOR UPDATE SKIP LOCKED;
+    v_pinned := NOT FOUND;
+    v_granted := FOUND;
+  END IF;
   IF NOT v_granted THEN
     IF p_mode = 'write' AND least(p_waiting_ms, p_lease_ms) > 0 THEN
       v_writers := v_writers || jsonb_build_object(p_token, v_now + least(p_waiting_ms, p_lease_ms));
@@ -83,9 +106,9 @@ BEGIN
     IF v_next IS DISTINCT FROM r.shared OR (v_held = 0 AND r.token IS NOT NULL) THEN
       UPDATE ${t} l SET shared = v_next, token = CASE WHEN v_held = 0 THEN NULL ELSE l.token END WHERE l.name = p_name;
     END IF;
-    denied_ttl_ms := greatest(1, ceil(coalesce(
+    denied_ttl_ms := CASE WHEN v_pinned THEN ${PINNED_RETRY_MS} ELSE greatest(1, ceil(coalesce(
       (SELECT min((value->>'e')::float8) FROM jsonb_each(v_holds)),
-      (SELECT min(value::text::float8) FROM jsonb_each(v_writers))) - v_now))::bigint;
+      (SELECT min(value::text::float8) FROM jsonb_each(v_writers))) - v_now))::bigint END;
     RETURN;
   END IF;
   granted_fence := greatest(${nextFence}, r.fence + 1);

@@ -18,7 +18,7 @@ export class PostgresSharedQueries {
 
   constructor(private readonly table: PostgresLockTable) {
     const f = table.sharedFunctions;
-    this.acquireSql = `SELECT granted_fence, denied_ttl_ms FROM ${f.acquire}($1::text, $2::text, $3::text, $4::int, $5::float8, $6::float8, $7::text)`;
+    this.acquireSql = `SELECT granted_fence, denied_ttl_ms FROM ${f.acquire}($1::text, $2::text, $3::text, $4::bigint, $5::float8, $6::float8, $7::text)`;
     this.releaseSql = `SELECT ${f.release}($1::text, $2::text, $3::float8, $4::text) AS released`;
     this.renewSql = `SELECT i FROM ${f.renew}($1::text[], $2::text[], $3::float8[]) AS i`;
     this.dropSql = `SELECT d_fence, d_holder, d_ttl_ms, d_mode, d_taken FROM ${f.drop}($1::text, $2::bigint, $3::text)`;
