@@ -132,9 +132,13 @@ SELECT c.fence, c.holder, c.ttl_ms, (SELECT count(*) FROM taken) > 0 AS taken, (
 FROM current c`;
 
     // Rows ended more than the retention ago. SKIP LOCKED: a row someone is taking over, or a transaction
-    // has checked FOR KEY SHARE, is left for the next sweep instead of waited for.
+    // has checked FOR KEY SHARE, is left for the next sweep instead of waited for. A row of a read/write
+    // lock with no hold left can still carry the turn of a writer that was turned away (`shared`'s `w`,
+    // see postgres-shared.functions.ts); it stays while that mark is live, or new readers would get in first.
     this.sweepSql = `DELETE FROM ${t} WHERE name IN (
-  SELECT name FROM ${t} WHERE expires_at < clock_timestamp() - ${ms('$1')} LIMIT $2::int FOR UPDATE SKIP LOCKED
+  SELECT name FROM ${t} h WHERE h.expires_at < clock_timestamp() - ${ms('$1')}
+    AND NOT (h.shared IS NOT NULL AND EXISTS (SELECT 1 FROM jsonb_each(h.shared->'w') w WHERE w.value::text::float8 > ${nowMs}))
+  LIMIT $2::int FOR UPDATE SKIP LOCKED
 )`;
 
     // See assertLeaseHeld: FOR KEY SHARE pins the grant until the caller's transaction ends. A shaped
