@@ -70,32 +70,6 @@ describe('PostgresLockStore set-up', () => {
     }
   });
 
-  it('brings a table made before read/write locks up to date on first use, keeping its leases, and names the migration when it may not', async () => {
-    const schema = `${db.schema}_upgraded`;
-    // The lease table as versions before read/write locks and semaphores made it: no `shared` column, no functions.
-    await db.admin.query(`CREATE SCHEMA "${schema}"`);
-    await db.admin.query(`CREATE SEQUENCE "${schema}"."distributed_locks_fence_seq" AS bigint`);
-    await db.admin.query(`CREATE TABLE "${schema}"."distributed_locks" (
-      name text PRIMARY KEY, token text, fence bigint NOT NULL, holder text NOT NULL, acquired_at timestamptz NOT NULL,
-      expires_at timestamptz NOT NULL, CONSTRAINT "distributed_locks_grant_key" UNIQUE (name, fence)) WITH (fillfactor = 50)`);
-    await db.admin.query(`INSERT INTO "${schema}"."distributed_locks" VALUES ('held', 'token-old', 7, 'old pod', now(), now() + interval '1 hour')`);
-    const untouched = await PostgresLockStore.create({ connection: db.url, schema, keyPrefix: '', createTable: false });
-    const refused = await untouched.acquireShared('report', { mode: 'read' }, 'token-1', 10_000, 'pod').catch((e: unknown) => e);
-    await untouched.close();
-    expect(refused).toBeInstanceOf(LockStoreUnavailableError);
-    expect(String((refused as Error).cause)).toContain('postgresLockMigration');
-
-    const store = await PostgresLockStore.create({ connection: db.url, schema, keyPrefix: '' });
-    try {
-      expect(await store.acquireShared('report', { mode: 'read' }, 'token-1', 10_000, 'pod')).toMatchObject({ acquired: true });
-      expect(await store.inspect('held')).toMatchObject({ fencingToken: 7, holder: 'old pod' });
-      expect(await store.release('held', 'token-old', 0)).toBe(true);
-    } finally {
-      await store.close();
-      await db.admin.query(`DROP SCHEMA "${schema}" CASCADE`);
-    }
-  });
-
   it('leaves a pool handed in open, and takes no pool connection for its LISTEN', async () => {
     const pool = new Pool({ connectionString: db.url, max: 3 });
     const store = await PostgresLockStore.create({ connection: pool, keyPrefix: 'reused:' });

@@ -16,7 +16,7 @@ export interface PostgresLockTableOptions {
   readonly table?: string;
 }
 
-/** Lowercase simple identifiers only, short enough for the suffixes (`_fence_seq`, `_shared_acquire`) to fit 63 bytes. */
+/** Lowercase simple identifiers only, short enough for the suffixes (`_fence_seq`, `_shv1_release`) to fit 63 bytes. */
 const IDENTIFIER = /^[a-z_][a-z0-9_]{0,47}$/;
 
 const quote = (identifier: string): string => `"${identifier}"`;
@@ -53,12 +53,15 @@ export class PostgresLockTable {
     this.sequenceLiteral = `'${this.sequence}'`;
     this.grantConstraint = quote(`${table}_grant_key`);
     this.id = schema ? `${schema}.${table}` : table;
-    // The longest suffix (15 characters) still fits 63 bytes after a 48-character table name.
+    // `shv1`: shared holds, version 1 of the function bodies. A change to a body comes with a new number,
+    // so the code never calls a body of another version under the name it knows: a table's functions are
+    // only created when one of the names is missing, never brought up to date. The longest suffix (13
+    // characters) fits 63 bytes after a 48-character table name.
     this.sharedFunctions = {
-      acquire: qualify(`${table}_shared_acquire`),
-      release: qualify(`${table}_shared_release`),
-      renew: qualify(`${table}_shared_renew`),
-      drop: qualify(`${table}_shared_drop`),
+      acquire: qualify(`${table}_shv1_acquire`),
+      release: qualify(`${table}_shv1_release`),
+      renew: qualify(`${table}_shv1_renew`),
+      drop: qualify(`${table}_shv1_drop`),
     };
   }
 

@@ -16,7 +16,7 @@ import { sharedFunctionStatements } from './postgres-shared.functions.js';
  *   which must change `fence`, while renewals, which change only `expires_at`, go through.
  * - fillfactor 50 leaves room on each page for renewals to be HOT updates.
  * - `shared` holds the holds of a read/write lock or semaphore (see postgres-shared.functions.ts), NULL for
- *   a plain lock; tables made before it get it by `ADD COLUMN IF NOT EXISTS` (nullable, no default: a
+ *   a plain lock; tables made before it get it by `ADD COLUMN` when it is missing (nullable, no default: a
  *   catalog change, no rewrite), with the functions beside it.
  */
 export function postgresLockMigration(options: PostgresLockTableOptions = {}): string {
@@ -37,9 +37,39 @@ export function migrationStatements(table: PostgresLockTable): string[] {
   shared      jsonb,
   CONSTRAINT ${table.grantConstraint} UNIQUE (name, fence)
 ) WITH (fillfactor = 50)`,
-    `ALTER TABLE ${table.qualified} ADD COLUMN IF NOT EXISTS shared jsonb`,
+    // ALTER TABLE queues for ACCESS EXCLUSIVE even when the column is there (and every statement on the
+    // table queues behind it), so it only runs when the column is missing.
+    `DO $upgrade$ BEGIN
+  IF NOT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('${table.qualified}') AND attname = 'shared' AND NOT attisdropped) THEN
+    ALTER TABLE ${table.qualified} ADD COLUMN shared jsonb;
+  END IF;
+END $upgrade$`,
     ...sharedFunctionStatements(table),
   ];
+}
+
+/**
+ * How long the store's own run of the DDL waits for a lock on the table (adding the column to a table made
+ * by an earlier version needs ACCESS EXCLUSIVE, and every statement on the table queues behind the wait).
+ */
+const DDL_LOCK_TIMEOUT_MS = 500;
+
+/**
+ * The store could not create the lease table or bring it up to date (no right to, or the table busy):
+ * a server's refusal, so the statement changed nothing. Its message names the migration to run instead.
+ */
+export class LeaseTableSetupError extends Error {
+  readonly code: string | undefined;
+  readonly severity = 'ERROR';
+
+  constructor(table: PostgresLockTable, refusal: unknown) {
+    const { message, code } = (refusal ?? {}) as { message?: unknown; code?: unknown };
+    super(
+      `could not create or bring up to date the lease table ${table.id} (${String(message)}): run the SQL of postgresLockMigration() as the table's owner, then create the store with createTable: false`,
+    );
+    this.name = 'LeaseTableSetupError';
+    this.code = typeof code === 'string' ? code : undefined;
+  }
 }
 
 /**
@@ -47,6 +77,8 @@ export function migrationStatements(table: PostgresLockTable): string[] {
  * `create` allows it) runs the DDL in a transaction behind a transaction-scoped advisory lock, so several
  * instances starting at once never race on `CREATE ... IF NOT EXISTS` (which can fail on a concurrent
  * duplicate in the catalogs). Transaction-scoped, so it works through PgBouncer's transaction pooling.
+ * A refusal of the DDL by the server (rights, the table's lock not had within `DDL_LOCK_TIMEOUT_MS`) is a
+ * {@link LeaseTableSetupError}.
  */
 export async function ensureLockTable(pool: PostgresPool, table: PostgresLockTable, create: boolean): Promise<void> {
   if (await tableExists(pool, table)) return;
@@ -63,13 +95,15 @@ export async function ensureLockTable(pool: PostgresPool, table: PostgresLockTab
   let failed: unknown;
   try {
     await client.query('BEGIN');
+    // Waits as long as another instance's run takes; only the DDL's own lock waits are bounded.
     await client.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [`nestjs-distributed-lock:${table.id}`]);
+    await client.query(`SET LOCAL lock_timeout = ${DDL_LOCK_TIMEOUT_MS}`);
     for (const statement of migrationStatements(table)) await client.query(statement);
     await client.query('COMMIT');
   } catch (error) {
     failed = error;
     await client.query('ROLLBACK').catch(() => undefined);
-    throw error;
+    throw isServerError(error) ? new LeaseTableSetupError(table, error) : error;
   } finally {
     client.off?.('error', ignore);
     // A connection that failed (not a statement) is not handed back to the pool.

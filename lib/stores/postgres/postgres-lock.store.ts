@@ -9,7 +9,7 @@ import type {
   RenewRequest,
 } from '../lock-store.interface.js';
 import { createPostgresConnection, isServerError, type PostgresConnection } from './postgres-client.factory.js';
-import { ensureLockTable } from './postgres-lock.migration.js';
+import { ensureLockTable, LeaseTableSetupError } from './postgres-lock.migration.js';
 import { likePattern, PostgresLockQueries, type SqlStatement } from './postgres-lock.queries.js';
 import { PostgresLockTable } from './postgres-lock-table.js';
 import { resolveStoreOptions, type PostgresLockStoreOptions, type ResolvedStoreOptions } from './postgres-lock-store.options.js';
@@ -19,6 +19,10 @@ import { assertOwnershipToken } from '../ownership-token.js';
 
 /** Rows deleted per sweep statement, so each stays short; a sweep repeats until a batch comes back short. */
 const SWEEP_BATCH = 1000;
+
+/** After the server refused the table's DDL, how long its answer stands before the DDL is tried again: doubling up to the maximum. */
+const SETUP_RETRY_MIN_MS = 5_000;
+const SETUP_RETRY_MAX_MS = 300_000;
 
 /**
  * The lease protocol on PostgreSQL: a lease table (one row per key: token, fencing token, holder, expiry
@@ -31,6 +35,9 @@ export class PostgresLockStore implements LockStore {
   private readonly shared: PostgresSharedQueries;
   private readonly listener: PostgresReleaseListener;
   private tableReady?: Promise<void>;
+  /** While the server's refusal of the DDL stands (see `ready`): until when, and how many in a row. */
+  private setupRefusedUntil = 0;
+  private setupRefusals = 0;
   private nextSweepAt: number;
   private sweeping?: Promise<unknown>;
   private closing = false;
@@ -193,12 +200,28 @@ export class PostgresLockStore implements LockStore {
     return this.options.keyPrefix + key;
   }
 
-  /** The table check runs once; a failure (database down) is not cached, the next statement retries. */
+  /**
+   * The table check runs once; a failure to reach the database is not cached, the next statement retries.
+   * The server's refusal of the DDL (no right to it, the table's lock not had in time) is the answer to
+   * every call for a while, growing with each refusal: each try queues an ACCESS EXCLUSIVE request on the
+   * table, which every statement on it waits behind.
+   */
   private ready(): Promise<void> {
-    this.tableReady ??= ensureLockTable(this.connection.pool, this.table, this.options.createTable).catch((error: unknown) => {
-      this.tableReady = undefined;
-      throw error;
-    });
+    if (this.tableReady && this.setupRefusals > 0 && Date.now() >= this.setupRefusedUntil) this.tableReady = undefined;
+    this.tableReady ??= ensureLockTable(this.connection.pool, this.table, this.options.createTable).then(
+      () => {
+        this.setupRefusals = 0;
+      },
+      (error: unknown) => {
+        if (error instanceof LeaseTableSetupError) {
+          this.setupRefusedUntil = Date.now() + Math.min(SETUP_RETRY_MAX_MS, SETUP_RETRY_MIN_MS * 2 ** this.setupRefusals);
+          this.setupRefusals++;
+        } else {
+          this.tableReady = undefined;
+        }
+        throw error;
+      },
+    );
     return this.tableReady;
   }
 
