@@ -12,6 +12,8 @@ export class ReleaseSubscription {
   private state: 'idle' | 'pending' | 'live' | 'refused' | 'closed' = 'idle';
   private stop?: () => void;
   private answered = false;
+  /** A release notification came since the last wake-up was accounted for. */
+  private released = false;
   /** Asked for again after a refusal, it is not counted on until confirmed: the waiter polls meanwhile. */
   private refusedOnce = false;
 
@@ -31,7 +33,11 @@ export class ReleaseSubscription {
   open(): void {
     if (this.state !== 'idle' && this.state !== 'refused') return;
     this.state = 'pending';
-    this.subscribe(() => this.wake.fire()).then(
+    const onRelease = (): void => {
+      this.released = true;
+      this.wake.fire();
+    };
+    this.subscribe(onRelease).then(
       (stop) => {
         if (this.state === 'closed') return stop();
         this.stop = stop;
@@ -57,13 +63,15 @@ export class ReleaseSubscription {
   }
 
   /**
-   * True once after the subscription was confirmed or refused: the wake-up it gave was that answer's, not a
-   * release's.
+   * Called at each notified wake-up: true when the subscription's answer (confirmed or refused) was all that
+   * woke the waiter. A release that came with it (the confirmation and the first message back to back on the
+   * subscriber connection, both served by one wake-up) makes it the release's.
    */
   takeAnswer(): boolean {
-    const answered = this.answered;
+    const answerOnly = this.answered && !this.released;
     this.answered = false;
-    return answered;
+    this.released = false;
+    return answerOnly;
   }
 
   /** Stops listening; a subscription confirmed later is undone at once. */

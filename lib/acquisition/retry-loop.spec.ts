@@ -69,6 +69,20 @@ describe('acquireWithin', () => {
     expect({ attempts, wakeUps }).toEqual({ attempts: 3, wakeUps: { notification: 1, backoff: 0, expiry: 0, deadline: 0 } });
   });
 
+  it('counts a release that comes with its subscription\'s confirmation as a notification, not as the answer', async () => {
+    // The two arrive back to back on the subscriber connection (the key released just as the channel became
+    // live): one wake-up serves both, and the grant it leads to is the release's.
+    const run = scenario({ minMs: 10, maxMs: 60_000 });
+    await until('the subscription asked for', () => run.answers.length === 1);
+    run.answers[0]!.confirm();
+    run.release();
+    const outcome = await run.waiting;
+
+    expect(outcome.granted?.fencingToken).toBe(2);
+    const { attempts, wakeUps } = run.tally.report();
+    expect({ attempts, wakeUps }).toEqual({ attempts: 2, wakeUps: { notification: 1, backoff: 0, expiry: 0, deadline: 0 } });
+  });
+
   it('is woken by a refusal of its subscription, polls, and asks again until it is live', async () => {
     // A safety-net sleep of 30-60 s: only the refusal's wake-up can end it within the test.
     const run = scenario({ minMs: 10, maxMs: 60_000 });
