@@ -4,6 +4,8 @@ import type {
   HeldLock,
   LockShape,
   LockStore,
+  QueuedAcquireOutcome,
+  QueuedAcquireRequest,
   RenewOutcome,
   RenewRequest,
 } from '../stores/lock-store.interface.js';
@@ -14,14 +16,26 @@ export type SharedLockStore = LockStore & Required<Pick<LockStore, 'acquireShare
 /**
  * A store as a LeaseAcquirer of one shape sees it: `acquire` grants in that shape (`acquireShared`), and
  * everything else is the store's own, since a store releases and renews a shaped grant by its token like
- * a plain one. It keeps no queue of its own (no `acquireQueued`): shaped waiters retry on release
- * notifications, which every shaped release sends.
+ * a plain one. Its waiters queue in the store (`acquireQueued`) where the store keeps a FIFO for that shape
+ * (`acquireSharedQueued`, `queuesShape`); otherwise they retry on release notifications, which every
+ * shaped release sends.
  */
 export class ShapedLockStore implements LockStore {
+  /** Present when the store queues waiters of this shape itself (see `LockStore.acquireSharedQueued`). */
+  readonly acquireQueued?: (request: QueuedAcquireRequest) => Promise<QueuedAcquireOutcome>;
+  /** Present with `acquireQueued`, when the store has it (see `LockStore.queuesAtOnce`). */
+  readonly queuesAtOnce?: (key: string) => boolean;
+
   constructor(
     private readonly store: SharedLockStore,
     private readonly shape: LockShape,
-  ) {}
+  ) {
+    const queued = store.acquireSharedQueued?.bind(store);
+    if (queued && store.queuesShape?.(shape) !== false) {
+      this.acquireQueued = (request) => queued(request, shape);
+      if (store.queuesAtOnce) this.queuesAtOnce = store.queuesAtOnce.bind(store);
+    }
+  }
 
   acquire(key: string, token: string, leaseMs: number, holder: string): Promise<AcquireResult> {
     return this.store.acquireShared(key, this.shape, token, leaseMs, holder);

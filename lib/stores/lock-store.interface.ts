@@ -144,6 +144,15 @@ export interface LockStore {
    * the cheaper call. True (or absent) sends the acquisition straight to `acquireQueued`.
    */
   queuesAtOnce?(key: string): boolean;
+  /**
+   * Optional, with `acquireShared`: a store-native FIFO wait for grants in `shape`, as `acquireQueued` is
+   * for plain ones (same request, same outcome, same clean-up of an unknown outcome). Used for every
+   * shaped acquisition allowed to wait when {@link queuesShape} says so for its shape; otherwise shaped
+   * waiters retry `acquireShared` on release notifications. `queuesAtOnce`, when present, applies to it too.
+   */
+  acquireSharedQueued?(request: QueuedAcquireRequest, shape: LockShape): Promise<QueuedAcquireOutcome>;
+  /** Optional, with `acquireSharedQueued`: whether waiters of `shape` go through it (absent: they do). */
+  queuesShape?(shape: LockShape): boolean;
   /** Calls `listener` whenever `key` is released; resolves once notifications are flowing. */
   onRelease(key: string, listener: () => void): Promise<() => void>;
   inspect(key: string): Promise<HeldLock | null>;
