@@ -24,9 +24,13 @@ export class FaultInjectingLockStore implements LockStore {
   readonly acquireQueued?: (request: QueuedAcquireRequest) => Promise<QueuedAcquireOutcome>;
   /** The wrapped store's, when it has one: the first attempt is made where it would be. */
   readonly queuesAtOnce?: (key: string) => boolean;
-  /** Faults covering new calls. */
   /** Present when `inner` offers read/write locks and semaphores (see `LockStore.acquireShared`). */
   readonly acquireShared?: LockStore['acquireShared'];
+  /** Present when `inner` queues shaped waiters itself (see `LockStore.acquireSharedQueued`). */
+  readonly acquireSharedQueued?: LockStore['acquireSharedQueued'];
+  /** The wrapped store's, with `acquireSharedQueued`. */
+  readonly queuesShape?: LockStore['queuesShape'];
+  /** Faults covering new calls. */
   private readonly faults = new Set<Fault>();
   /** Every fault injected since the last restoreAll(), so hung calls are always answered in the end. */
   private readonly injected = new Set<Fault>();
@@ -50,6 +54,14 @@ export class FaultInjectingLockStore implements LockStore {
         await this.check('acquire', key);
         return shared(key, shape, token, leaseMs, holder);
       };
+    }
+    const sharedQueued = inner.acquireSharedQueued?.bind(inner);
+    if (sharedQueued) {
+      this.acquireSharedQueued = async (request, shape) => {
+        await this.check('acquire', request.key);
+        return sharedQueued(request, shape);
+      };
+      if (inner.queuesShape) this.queuesShape = inner.queuesShape.bind(inner);
     }
   }
 
