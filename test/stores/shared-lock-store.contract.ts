@@ -5,6 +5,8 @@ import type { ContractSubject } from './lock-store.contract';
 const token = (): string => randomBytes(16).toString('base64url');
 const READ: LockShape = { mode: 'read' };
 const WRITE: LockShape = { mode: 'write' };
+/** A writer's single attempt that keeps nobody out once turned away (`tryAcquire`): a probe with no side effect. */
+const WRITE_ONCE: LockShape = { mode: 'write', waitingMs: 0 };
 const permits = (n: number): LockShape => ({ permits: n });
 
 /** Polls a condition the store exposes (not a guessed sleep): used only to observe a TTL running out. */
@@ -108,7 +110,9 @@ export function describeSharedLockStoreContract(name: string, create: () => Prom
         expect(await store.release(k, a, 0)).toBe(true);
         expect(await store.release(k, a, 0)).toBe(false);
         expect(await store.renew([{ key: k, token: a, leaseMs: 20_000 }, { key: k, token: b, leaseMs: 20_000 }])).toEqual([false, true]);
-        expect((await take(k, WRITE)).acquired).toBe(false);
+        // A probe: a turned-away writer that asked to wait would keep its place ahead of the next writer
+        // (in etcd's queue, writers are served in order).
+        expect((await take(k, WRITE_ONCE)).acquired).toBe(false);
         expect(await store.release(k, b, 0)).toBe(true);
         expect((await take(k, WRITE)).acquired).toBe(true);
       });

@@ -5,6 +5,7 @@ import type {
   AcquireResult,
   ForceReleaseResult,
   HeldLock,
+  LockShape,
   LockStore,
   QueuedAcquireOutcome,
   QueuedAcquireRequest,
@@ -20,6 +21,7 @@ import { EtcdLockInspection } from './etcd-lock-inspection.js';
 import { acquireInQueue } from './etcd-lock-queue.js';
 import { etcdQueueBackend } from './etcd-queue.backend.js';
 import { EtcdRenewal } from './etcd-renewal.js';
+import { EtcdSharedAttempts } from './etcd-shared-attempts.js';
 import { EtcdStoreContext } from './etcd-store-context.js';
 import { acquireTxn } from './txns/acquire.txn.js';
 import { leaseTtl } from './txns/leases.rpc.js';
@@ -39,10 +41,12 @@ export interface EtcdLockStoreOptions {
 }
 
 /**
- * The lease protocol on etcd, after its `concurrency.Mutex`: every acquisition puts its own key under the
- * lock's prefix, attached to its own etcd lease; the key with the lowest create revision owns the lock and
- * that revision is the fencing token (strictly increasing, linearizable, kept through member failures).
- * Waiters queue in etcd itself and each watches only its predecessor. Renewals are explicit keep-alives
+ * The lease protocol on etcd, after its `concurrency.Mutex` and `recipes.RWMutex`: every acquisition puts
+ * its own key under the lock's prefix, attached to its own etcd lease; the keys queue by create revision,
+ * the front of the queue holds (one plain holder or writer, readers together, up to N permit holders: see
+ * etcd-queue-order.ts), and a holder's create revision is its fencing token (strictly increasing,
+ * linearizable, kept through member failures). Waiters queue in etcd itself and each watches only what it
+ * waits for (a plain waiter its predecessor). Renewals are explicit keep-alives
  * the library's watchdog sends, never etcd3's background keep-alive (which reports a loss only after two
  * TTLs): the library's local deadline always comes first. The transactions live in `txns/`.
  */
@@ -50,6 +54,7 @@ export class EtcdLockStore implements LockStore {
   private readonly context: EtcdStoreContext;
   private readonly inspection: EtcdLockInspection;
   private readonly renewal: EtcdRenewal;
+  private readonly shared: EtcdSharedAttempts;
   private readonly holds = new Set<NodeJS.Timeout>();
   private readonly listeners = new Set<DeletionWatch>();
   private readonly closing = new AbortController();
@@ -61,6 +66,7 @@ export class EtcdLockStore implements LockStore {
   ) {
     this.context = new EtcdStoreContext(client, { ...options, shortLeases: options.shortLeases ?? 'reject' });
     this.inspection = new EtcdLockInspection(this.context.rpc, this.context.commands, this.context.layout);
+    this.shared = new EtcdSharedAttempts(this.context);
     this.renewal = new EtcdRenewal(this.context.rpc, this.context.commands, this.context.grants, {
       relet: (grant, leaseMs, sentAt) => reletGrant(this.context, grant, leaseMs, sentAt),
       settle: (grant) => settleMove(this.context, grant, 'renew'),
@@ -95,19 +101,21 @@ export class EtcdLockStore implements LockStore {
   }
 
   acquireQueued(request: QueuedAcquireRequest): Promise<QueuedAcquireOutcome> {
+    return this.queued(request, (signal) => acquireInQueue({ ...request, signal }, etcdQueueBackend(this.context)));
+  }
+
+  /**
+   * Read/write locks and semaphores, one attempt (see EtcdSharedAttempts): the shaped key is put only
+   * where the lock's queue admits it at once; a plain lock and every shape share that one queue, so they
+   * exclude each other as its rule says (etcd-queue-order.ts).
+   */
+  acquireShared(key: string, shape: LockShape, token: string, leaseMs: number, holder: string): Promise<AcquireResult> {
     try {
-      assertOwnershipToken(request.token);
+      assertOwnershipToken(token);
     } catch (error) {
       return Promise.reject(error);
     }
-    // Closing the store ends every wait at once (with a store error), so shutdown never waits for waitMs.
-    // The store-lifetime signal is followed only while this wait lasts: it would collect a listener per wait.
-    const followed = request.signal ? followSignals(request.signal, this.closing.signal) : undefined;
-    const outcome = acquireInQueue({ ...request, signal: followed?.signal ?? this.closing.signal }, etcdQueueBackend(this.context));
-    const settled = outcome.catch(() => undefined).finally(() => followed?.stop());
-    this.waiting.add(settled);
-    void settled.finally(() => this.waiting.delete(settled));
-    return outcome;
+    return this.shared.acquire(key, shape, token, leaseMs, holder);
   }
 
   async release(key: string, token: string, keepMs: number): Promise<boolean> {
@@ -186,12 +194,32 @@ export class EtcdLockStore implements LockStore {
     this.closing.abort(new LockStoreUnavailableError('acquire', '*', { cause: new Error('the etcd store was closed') }));
     // Aborted waits end within a turn or a request; their clean-up (revoking their lease) is queued then.
     await Promise.all([...this.waiting]);
+    this.shared.close();
     for (const timer of this.holds) clearTimeout(timer);
     this.holds.clear();
     for (const watch of [...this.listeners]) watch.cancel();
     this.listeners.clear();
     await this.context.tasks.settle(this.options.commandTimeoutMs);
     if (this.options.ownsClient) this.context.client.close();
+  }
+
+  /**
+   * Runs one queued wait. Closing the store ends every wait at once (with a store error), so shutdown never
+   * waits for waitMs. The store-lifetime signal is followed only while this wait lasts: it would collect a
+   * listener per wait.
+   */
+  private queued(request: QueuedAcquireRequest, wait: (signal: AbortSignal) => Promise<QueuedAcquireOutcome>): Promise<QueuedAcquireOutcome> {
+    try {
+      assertOwnershipToken(request.token);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    const followed = request.signal ? followSignals(request.signal, this.closing.signal) : undefined;
+    const outcome = wait(followed?.signal ?? this.closing.signal);
+    const settled = outcome.catch(() => undefined).finally(() => followed?.stop());
+    this.waiting.add(settled);
+    void settled.finally(() => this.waiting.delete(settled));
+    return outcome;
   }
 
   private afterHold(keepMs: number, endHold: () => void): void {

@@ -1,4 +1,4 @@
-import type { CallOptions, EtcdRpc, KeyRange, KeyValue } from './etcd-rpc.js';
+import { revision, type CallOptions, type EtcdRpc, type KeyRange, type KeyValue } from './etcd-rpc.js';
 
 /** The owner of one lock: its key with the lowest create revision, with its value. */
 export async function ownerQuery(rpc: EtcdRpc, options: CallOptions, lock: KeyRange): Promise<KeyValue | undefined> {
@@ -32,4 +32,10 @@ export async function allKeysQuery(
 export async function keyQuery(rpc: EtcdRpc, options: CallOptions, waiterKey: Buffer): Promise<KeyValue | undefined> {
   const reply = await rpc.kv.range({ key: waiterKey, keys_only: true }, options);
   return reply.kvs[0];
+}
+
+/** One lock's whole queue in create-revision order, with values, and the revision it was read at. */
+export async function queueQuery(rpc: EtcdRpc, options: CallOptions, lock: KeyRange): Promise<{ revision: number; kvs: KeyValue[] }> {
+  const reply = await rpc.kv.range({ ...lock, sort_order: 'Ascend', sort_target: 'Create' }, options);
+  return { revision: revision(reply.header.revision), kvs: reply.kvs };
 }
