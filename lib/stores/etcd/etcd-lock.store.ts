@@ -22,11 +22,14 @@ import { acquireInQueue } from './etcd-lock-queue.js';
 import { etcdQueueBackend } from './etcd-queue.backend.js';
 import { EtcdRenewal } from './etcd-renewal.js';
 import { EtcdSharedAttempts } from './etcd-shared-attempts.js';
+import { acquireInSharedQueue } from './etcd-shared-queue.js';
+import { etcdSharedQueueBackend } from './etcd-shared-queue.backend.js';
 import { EtcdStoreContext } from './etcd-store-context.js';
 import { acquireTxn } from './txns/acquire.txn.js';
 import { leaseTtl } from './txns/leases.rpc.js';
 import { releaseTxn } from './txns/release.txn.js';
 import { assertOwnershipToken } from '../ownership-token.js';
+import { lockShapeName } from '../lock-shape.js';
 
 export interface EtcdLockStoreOptions {
   readonly keyPrefix: string;
@@ -116,6 +119,17 @@ export class EtcdLockStore implements LockStore {
       return Promise.reject(error);
     }
     return this.shared.acquire(key, shape, token, leaseMs, holder);
+  }
+
+  /** A waiting read/write lock or semaphore, in the same queue as plain waiters (see acquireInSharedQueue). */
+  acquireSharedQueued(request: QueuedAcquireRequest, shape: LockShape): Promise<QueuedAcquireOutcome> {
+    const backend = etcdSharedQueueBackend(this.context, lockShapeName(shape), shape.permits);
+    return this.queued(request, (signal) => acquireInSharedQueue({ ...request, signal }, lockShapeName(shape), shape.permits ?? 0, backend));
+  }
+
+  /** Every shape waits in the lock's queue: FIFO across instances, each waiter woken by what it waits for. */
+  queuesShape(): boolean {
+    return true;
   }
 
   async release(key: string, token: string, keepMs: number): Promise<boolean> {

@@ -1,0 +1,142 @@
+import type { Wake } from '../../support/wake.js';
+import type { QueuedAcquireOutcome, QueuedAcquireRequest } from '../lock-store.interface.js';
+import { waitInStoreQueue, type QueueAttempts, type QueueLook, type QueuePlace } from '../queue/store-queue-wait.js';
+import type { DeletionWatch } from './etcd-deletion-watch.js';
+import type { QueueShape } from './etcd-key-layout.js';
+import type { QueueTicket } from './etcd-lock-queue.js';
+import { queueWait, type QueueEntry, type QueueWait } from './etcd-queue-order.js';
+
+/** What a shaped waiter found at its place: the keys before it, and the shape of the one right behind it. */
+export type SharedPosition = { readonly present: false } | { readonly present: true; readonly earlier: QueueEntry[]; readonly successor?: QueueShape };
+
+/** The etcd side of a shaped wait, as the store provides it: every call one round trip, failures as `LockStoreUnavailableError`. */
+export interface SharedQueueBackend {
+  /** Grants the waiter's own etcd lease. */
+  lease(request: QueuedAcquireRequest): Promise<QueueTicket>;
+  /** Puts the waiter's shaped key (idempotent) and reads the keys before it, at one revision. */
+  enqueue(request: QueuedAcquireRequest, ticket: QueueTicket): Promise<{ createRevision: number; earlier: QueueEntry[] }>;
+  position(request: QueuedAcquireRequest, ticket: QueueTicket): Promise<SharedPosition>;
+  /** True when the lease is still alive (and now refreshed). */
+  keepAlive(request: QueuedAcquireRequest, ticket: QueueTicket): Promise<boolean>;
+  /** Watches one key (for its deletion, and its puts with `puts`), or with `key` undefined every deletion in the lock. */
+  watch(request: QueuedAcquireRequest, key: Buffer | undefined, puts: boolean, onEvent: (key: Buffer) => void): DeletionWatch;
+  /** Puts the ticket's key again, unchanged (in the background): the permit waiter behind it wakes and looks. */
+  mark(request: QueuedAcquireRequest, ticket: QueueTicket & { createRevision: number }): void;
+  /** Gives the place up: revokes the lease, which deletes the key with it (in the background). */
+  leave(ticket: QueueTicket): void;
+  /** The ticket became a holder: from here on it is a grant of `token`. */
+  granted(request: QueuedAcquireRequest, ticket: QueueTicket & { createRevision: number }): void;
+}
+
+/**
+ * A fair wait for a read/write lock or a semaphore in etcd (the loop is `waitInStoreQueue`, as for plain
+ * locks): the waiter puts its shaped key at the back of the lock's one queue, on its own lease kept alive
+ * every third of it, and holds once the queue's rule admits it (etcd-queue-order.ts); its key's create
+ * revision is the fencing token. Between looks it watches what it waits for and nothing else, so a
+ * release wakes only waiters it may admit: a reader or writer watches one key's deletion (etcd's
+ * `recipes.RWMutex`); a permit waiter behind a waiting permit key watches that key, which puts itself
+ * again when granted (its mark); the first permit waiter behind N holders watches the lock's deletions,
+ * acting only on those of the keys before it. A waiter gives up by revoking its lease (its key goes with
+ * it, waking whoever watched it); a crashed one's key goes when its lease runs out.
+ */
+export function acquireInSharedQueue(request: QueuedAcquireRequest, shape: QueueShape, permits: number, backend: SharedQueueBackend): Promise<QueuedAcquireOutcome> {
+  return waitInStoreQueue(request, new EtcdSharedQueuePlace(request, shape, permits, backend));
+}
+
+class EtcdSharedQueuePlace implements QueuePlace {
+  private readonly keepAliveEveryMs: number;
+  private ticket?: QueueTicket;
+  private watch?: DeletionWatch;
+  /** What the watch is on: a key (hex) and whether its puts count, or the lock's deletions. */
+  private watching?: string;
+  /** For a watch on the lock's deletions: the keys whose deletion may admit this waiter (hex). */
+  private awaited = new Set<string>();
+
+  constructor(
+    private readonly request: QueuedAcquireRequest,
+    private readonly shape: QueueShape,
+    private readonly permits: number,
+    private readonly backend: SharedQueueBackend,
+  ) {
+    this.keepAliveEveryMs = Math.max(1, Math.floor(request.leaseMs / 3));
+  }
+
+  async look(wake: Wake, attempts: QueueAttempts): Promise<QueueLook> {
+    const { request, backend } = this;
+    if (!this.ticket) {
+      attempts.count++;
+      this.ticket = await backend.lease(request);
+    }
+    const ticket = this.ticket;
+    if (ticket.createRevision === undefined) {
+      attempts.count++;
+      const joined = await backend.enqueue(request, ticket);
+      ticket.createRevision = joined.createRevision;
+      // Nobody is behind a key just put: no mark is owed.
+      return this.follow(queueWait(joined.earlier, this.shape, this.permits), wake, ticket, undefined);
+    }
+    if (Date.now() - ticket.refreshedAt >= this.keepAliveEveryMs && !(await backend.keepAlive(request, ticket))) {
+      // The lease ran out (an outage longer than it): its key went with it. Join again, at the back.
+      this.unwatch();
+      this.ticket = undefined;
+      return 'again';
+    }
+    attempts.count++;
+    const position = await backend.position(request, ticket);
+    if (!position.present) {
+      this.unwatch();
+      backend.leave(ticket);
+      this.ticket = undefined;
+      return 'again';
+    }
+    return this.follow(queueWait(position.earlier, this.shape, this.permits), wake, ticket, position.successor);
+  }
+
+  end(granted: boolean): void {
+    this.unwatch();
+    if (!granted && this.ticket) this.backend.leave(this.ticket);
+  }
+
+  private follow(wait: QueueWait, wake: Wake, ticket: QueueTicket, successor: QueueShape | undefined): QueueLook {
+    if (wait.kind !== 'granted') {
+      this.watchFor(wait, wake);
+      return { lookBy: ticket.refreshedAt + this.keepAliveEveryMs };
+    }
+    const held = ticket as QueueTicket & { createRevision: number };
+    // A permit key right behind this one waited for this grant ('change'); one put of the key tells it. A
+    // permit key that joined after this one was admitted saw it held and waits for something else.
+    if (this.shape === 'permits' && successor === 'permits') this.backend.mark(this.request, held);
+    return {
+      take: (attempts) => {
+        this.backend.granted(this.request, held);
+        return { result: { acquired: true, fencingToken: held.createRevision }, attempts, leaseStartedAt: held.refreshedAt };
+      },
+    };
+  }
+
+  /**
+   * A new target gets a watch from "now" on, and the queue is read once more when etcd confirms it, which
+   * catches an event that came first (as for plain waiters: a watch from the read's revision would wait
+   * for etcd's 100 ms catch-up loop on a busy lock).
+   */
+  private watchFor(wait: Exclude<QueueWait, { kind: 'granted' }>, wake: Wake): void {
+    const target = wait.kind === 'any-deletion' ? 'lock' : `${wait.kind}:${wait.key.toString('hex')}`;
+    if (wait.kind === 'any-deletion') this.awaited = new Set(wait.keys.map((key) => key.toString('hex')));
+    if (this.watching === target) return;
+    this.unwatch();
+    this.watching = target;
+    this.watch =
+      wait.kind === 'any-deletion'
+        ? this.backend.watch(this.request, undefined, false, (key) => {
+            if (this.awaited.has(key.toString('hex'))) wake.fire();
+          })
+        : this.backend.watch(this.request, wait.key, wait.kind === 'change', () => wake.fire());
+    void this.watch.connected.then(() => wake.fire());
+  }
+
+  private unwatch(): void {
+    this.watch?.cancel();
+    this.watch = undefined;
+    this.watching = undefined;
+  }
+}
