@@ -1,0 +1,89 @@
+import { randomUUID } from 'node:crypto';
+import type { Etcd3 } from 'etcd3';
+import { LockStoreUnavailableError, type LockShape, type QueuedAcquireOutcome } from '../../lib/index';
+import { createEtcdLockStore } from '../../lib/stores/etcd/etcd-client.factory';
+import type { EtcdLockStore } from '../../lib/stores/etcd/etcd-lock.store';
+import { startEtcdCluster, type EtcdCluster } from '../../scripts/servers/etcd-server';
+import { testPrefix } from '../support/test-prefix';
+import { EtcdTap, openObserver, queueOf, until } from './etcd-test-support';
+
+type TxnRequest = Parameters<Etcd3['kv']['txn']>[0];
+
+/** A reader's single attempt: its comparisons are the two non-reader ranges, empty. */
+const isReaderAttempt = (request: TxnRequest): boolean => (request.compare ?? []).filter((c) => c.target === 'Create' && c.result === 'Equal').length === 2;
+/** A permit's single attempt: nothing joined the lock since the queue was read. */
+const isPermitAttempt = (request: TxnRequest): boolean => (request.compare ?? []).some((c) => c.target === 'Create' && c.result === 'Less');
+
+describe('etcd: read/write locks and semaphores, each hold its own key', () => {
+  const prefix = testPrefix(__filename);
+  let cluster: EtcdCluster;
+  let observer: Etcd3;
+  let tap: EtcdTap;
+  let store: EtcdLockStore;
+  let impatient: EtcdLockStore;
+  const holders = (key: string): Promise<string[]> => queueOf(observer, prefix, key).then((queue) => queue.map((entry) => entry.holder));
+
+  beforeAll(async () => {
+    cluster = await startEtcdCluster();
+    observer = openObserver(cluster);
+    tap = new EtcdTap(cluster);
+    store = await createEtcdLockStore(cluster.endpoints, { keyPrefix: prefix, commandTimeoutMs: 5_000 });
+    impatient = await createEtcdLockStore(tap.client, { keyPrefix: prefix, commandTimeoutMs: 300 });
+  });
+  afterAll(async () => {
+    await store.close();
+    await impatient.close();
+    tap.close();
+    observer.close();
+    await cluster.stop();
+  });
+
+  it.each<[string, LockShape, (request: TxnRequest) => boolean]>([
+    ['reader', { mode: 'read' }, isReaderAttempt],
+    ['permit', { permits: 3 }, isPermitAttempt],
+  ])('undoes a %s’s single attempt whose answer came too late: the key it put goes with its lease', async (name, shape, matches) => {
+    const key = `late-${name}`;
+    const late = tap.holdReplyTo(matches);
+    // A two-minute lease: if nothing undid the attempt, its key would outlive this test.
+    await expect(impatient.acquireShared(key, shape, randomUUID(), 120_000, 'late')).rejects.toBeInstanceOf(LockStoreUnavailableError);
+    await late.landed;
+    late.deliver();
+    await until(async () => (await holders(key)).length === 0, 'the late key is gone');
+    expect(await store.acquireShared(key, { mode: 'write' }, randomUUID(), 10_000, 'next')).toMatchObject({ acquired: true });
+  });
+
+  it('keeps a semaphore’s N with its key when the key moves to a lease of another length', async () => {
+    const [a, b] = [randomUUID(), randomUUID()];
+    await store.acquireShared('moved', { permits: 2 }, a, 10_000, 'a');
+    await store.acquireShared('moved', { permits: 2 }, b, 10_000, 'b');
+    // b's key moves to a new lease (extend): the permit key behind a holds only by its own N.
+    expect(await store.renew([{ key: 'moved', token: b, leaseMs: 20_000 }])).toEqual([true]);
+    expect((await store.list('moved')).map((lock) => lock.holder)).toEqual(['a', 'b']);
+    expect(await store.acquireShared('moved', { permits: 3 }, randomUUID(), 10_000, 'c')).toMatchObject({ acquired: true });
+  });
+
+  it('serves a changed N first come first served: a waiter of a lowered N waits for fewer holders than it, and a larger N behind it waits for it', async () => {
+    const [a, b] = [randomUUID(), randomUUID()];
+    await store.acquireShared('lowered', { permits: 3 }, a, 10_000, 'a');
+    await store.acquireShared('lowered', { permits: 3 }, b, 10_000, 'b');
+    const order: string[] = [];
+    const wait = (holder: string, shape: LockShape): Promise<QueuedAcquireOutcome> =>
+      store
+        .acquireSharedQueued({ key: 'lowered', token: randomUUID(), leaseMs: 10_000, holder, deadline: Date.now() + 60_000 }, shape)
+        .then((outcome) => (order.push(holder), outcome));
+    const x = wait('x', { permits: 1 });
+    await until(async () => (await holders('lowered')).length === 3, 'x queued');
+    const y = wait('y', { permits: 3 });
+    await until(async () => (await holders('lowered')).length === 4, 'y queued');
+    // Two hold, fewer than y's N, but x came first and needs fewer than one.
+    expect(await store.acquireShared('lowered', { permits: 3 }, randomUUID(), 10_000, 'once')).toMatchObject({ acquired: false });
+    expect(await store.release('lowered', a, 0)).toBe(true);
+    expect(await store.release('lowered', b, 0)).toBe(true);
+    const [granted, behind] = await Promise.all([x, y]);
+    expect(order).toEqual(['x', 'y']);
+    // y counts x, the one holder, against its own N of 3: both hold.
+    expect((await store.list('lowered')).map((lock) => lock.holder)).toEqual(['x', 'y']);
+    const fence = (outcome: QueuedAcquireOutcome): number => (outcome.result.acquired ? outcome.result.fencingToken : NaN);
+    expect(fence(behind)).toBeGreaterThan(fence(granted));
+  });
+});
