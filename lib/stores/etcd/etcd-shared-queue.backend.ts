@@ -15,6 +15,7 @@ export function etcdSharedQueueBackend(context: EtcdStoreContext, shape: QueueSh
   const { rpc, commands, layout } = context;
   const plain = etcdQueueBackend(context);
   const value = (holder: string, leaseMs: number): Buffer => encodeWaiterValue({ holder, leaseMs, permits });
+  const shapeOf = (key: Buffer | undefined): QueueShape | undefined => key && (layout.parse(key)?.shape ?? 'plain');
   return {
     lease: async (request) => {
       const ticket = await plain.lease(request);
@@ -25,7 +26,7 @@ export function etcdSharedQueueBackend(context: EtcdStoreContext, shape: QueueSh
       const joined = await commands.run('acquire', request.key, (options) =>
         sharedEnqueueTxn(rpc, options, { lock, waiterKey: ticket.waiterKey, leaseId: ticket.leaseId, value: value(request.holder, request.leaseMs) }),
       );
-      return { createRevision: joined.createRevision, earlier: joined.earlier.map((kv) => queueEntryOf(layout, kv)) };
+      return { createRevision: joined.createRevision, earlier: joined.earlier.map((kv) => queueEntryOf(layout, kv)), successor: shapeOf(joined.successor) };
     },
     position: async (request, ticket) => {
       const lock = layout.lockRange(request.key);
@@ -33,8 +34,7 @@ export function etcdSharedQueueBackend(context: EtcdStoreContext, shape: QueueSh
         sharedPositionTxn(rpc, options, { lock, waiterKey: ticket.waiterKey, createRevision: ticket.createRevision! }),
       );
       if (!found.present) return found;
-      const successor = found.successor && (layout.parse(found.successor)?.shape ?? 'plain');
-      return { present: true, earlier: found.earlier.map((kv) => queueEntryOf(layout, kv)), successor };
+      return { present: true, earlier: found.earlier.map((kv) => queueEntryOf(layout, kv)), successor: shapeOf(found.successor) };
     },
     keepAlive: plain.keepAlive,
     watch: (request, key, puts, onEvent) => watchDeletions(context.client, key ? { key } : layout.lockRange(request.key), onEvent, context.tasks, { puts }),

@@ -13,8 +13,8 @@ export type SharedPosition = { readonly present: false } | { readonly present: t
 export interface SharedQueueBackend {
   /** Grants the waiter's own etcd lease. */
   lease(request: QueuedAcquireRequest): Promise<QueueTicket>;
-  /** Puts the waiter's shaped key (idempotent) and reads the keys before it, at one revision. */
-  enqueue(request: QueuedAcquireRequest, ticket: QueueTicket): Promise<{ createRevision: number; earlier: QueueEntry[] }>;
+  /** Puts the waiter's shaped key (idempotent) and reads the keys before it and the shape of the one behind it, at one revision. */
+  enqueue(request: QueuedAcquireRequest, ticket: QueueTicket): Promise<{ createRevision: number; earlier: QueueEntry[]; successor?: QueueShape }>;
   position(request: QueuedAcquireRequest, ticket: QueueTicket): Promise<SharedPosition>;
   /** True when the lease is still alive (and now refreshed). */
   keepAlive(request: QueuedAcquireRequest, ticket: QueueTicket): Promise<boolean>;
@@ -72,8 +72,8 @@ class EtcdSharedQueuePlace implements QueuePlace {
       attempts.count++;
       const joined = await backend.enqueue(request, ticket);
       ticket.createRevision = joined.createRevision;
-      // Nobody is behind a key just put: no mark is owed.
-      return this.follow(queueWait(joined.earlier, this.shape, this.permits), wake, ticket, undefined);
+      // Nobody is behind a key just put; a retry whose first put landed unseen may find a waiter behind it.
+      return this.follow(queueWait(joined.earlier, this.shape, this.permits), wake, ticket, joined.successor);
     }
     if (Date.now() - ticket.refreshedAt >= this.keepAliveEveryMs && !(await backend.keepAlive(request, ticket))) {
       // The lease ran out (an outage longer than it): its key went with it. Join again, at the back.

@@ -13,6 +13,8 @@ export interface SharedEnqueueResult {
   readonly createRevision: number;
   /** Every key before it, in queue order, with values (a semaphore's N is in them). */
   readonly earlier: KeyValue[];
+  /** The key right behind it: none behind a key just put, maybe one behind a key a retry found in place. */
+  readonly successor?: Buffer;
 }
 
 const wholeQueue = (lock: KeyRange) => ({ request_range: { ...lock, sort_order: 'Ascend', sort_target: 'Create' } }) as const;
@@ -33,8 +35,9 @@ export async function sharedEnqueueTxn(rpc: EtcdRpc, options: CallOptions, input
   const createRevision = reply.succeeded
     ? revision(reply.header.revision)
     : revision(reply.responses[0]!.response_range.kvs[0]!.create_revision);
-  const earlier = reply.responses[1]!.response_range.kvs.filter((kv) => revision(kv.create_revision) < createRevision);
-  return { createRevision, earlier };
+  const queue = reply.responses[1]!.response_range.kvs;
+  const earlier = queue.filter((kv) => revision(kv.create_revision) < createRevision);
+  return { createRevision, earlier, successor: queue.find((kv) => revision(kv.create_revision) > createRevision)?.key };
 }
 
 export type SharedPositionResult =
