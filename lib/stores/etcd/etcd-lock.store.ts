@@ -112,12 +112,8 @@ export class EtcdLockStore implements LockStore {
    * where the lock's queue admits it at once; a plain lock and every shape share that one queue, so they
    * exclude each other as its rule says (etcd-queue-order.ts).
    */
-  acquireShared(key: string, shape: LockShape, token: string, leaseMs: number, holder: string): Promise<AcquireResult> {
-    try {
-      assertOwnershipToken(token);
-    } catch (error) {
-      return Promise.reject(error);
-    }
+  async acquireShared(key: string, shape: LockShape, token: string, leaseMs: number, holder: string): Promise<AcquireResult> {
+    assertOwnershipToken(token);
     return this.shared.acquire(key, shape, token, leaseMs, holder);
   }
 
