@@ -19,5 +19,6 @@ const openStore = (name: string) => async () => {
 
 describeLockStoreContract('EtcdLockStore', openStore('plain'));
 
-// Read/write locks and semaphores share each lock's one queue with plain locks (etcd-queue-order.ts).
-describeSharedLockStoreContract('EtcdLockStore', openStore('shared'));
+// Read/write locks and semaphores share each lock's one queue with plain locks (etcd-queue-order.ts). A
+// waiting writer keeps readers out by its key in that queue; a writer's single attempt keeps nobody out.
+describeSharedLockStoreContract('EtcdLockStore', openStore('shared'), { waitingWriters: 'queue' });

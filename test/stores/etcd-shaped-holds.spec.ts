@@ -7,7 +7,7 @@ import { createEtcdLockStore } from '../../lib/stores/etcd/etcd-client.factory';
 import type { EtcdLockStore } from '../../lib/stores/etcd/etcd-lock.store';
 import { startEtcdCluster, type EtcdCluster } from '../../scripts/servers/etcd-server';
 import { testPrefix } from '../support/test-prefix';
-import { EtcdTap, openObserver, queueOf, until } from './etcd-test-support';
+import { EtcdTap, isAcquire, openObserver, queueOf, until } from './etcd-test-support';
 
 type TxnRequest = Parameters<Etcd3['kv']['txn']>[0];
 
@@ -23,6 +23,8 @@ describe('etcd: read/write locks and semaphores, each hold its own key', () => {
   let tap: EtcdTap;
   let store: EtcdLockStore;
   let impatient: EtcdLockStore;
+  /** On the tapped client, with the usual timeout: a reply held back a while is still its caller's answer. */
+  let patient: EtcdLockStore;
   const holders = (key: string): Promise<string[]> => queueOf(observer, prefix, key).then((queue) => queue.map((entry) => entry.holder));
 
   beforeAll(async () => {
@@ -31,10 +33,12 @@ describe('etcd: read/write locks and semaphores, each hold its own key', () => {
     tap = new EtcdTap(cluster);
     store = await createEtcdLockStore(cluster.endpoints, { keyPrefix: prefix, commandTimeoutMs: 5_000 });
     impatient = await createEtcdLockStore(tap.client, { keyPrefix: prefix, commandTimeoutMs: 300 });
+    patient = await createEtcdLockStore(tap.client, { keyPrefix: prefix, commandTimeoutMs: 5_000 });
   });
   afterAll(async () => {
     await store.close();
     await impatient.close();
+    await patient.close();
     tap.close();
     observer.close();
     await cluster.stop();
@@ -88,6 +92,23 @@ describe('etcd: read/write locks and semaphores, each hold its own key', () => {
     late.deliver();
     await until(async () => (await holders(key)).length === 0, 'the late key is gone');
     expect(await store.acquireShared(key, { mode: 'write' }, randomUUID(), 10_000, 'next')).toMatchObject({ acquired: true });
+  });
+
+  it('leaves nothing of a writer it turned away, even when the reader left before the denial reached the writer', async () => {
+    const reader = randomUUID();
+    expect(await store.acquireShared('turned-away', { mode: 'read' }, reader, 10_000, 'reader')).toMatchObject({ acquired: true });
+    // The writer asks to keep readers out while it goes on asking (a store used directly, retried by hand).
+    const denial = tap.holdReplyTo(isAcquire);
+    const writer = patient.acquireShared('turned-away', { mode: 'write', waitingMs: 10_000 }, randomUUID(), 10_000, 'writer');
+    await denial.landed;
+    expect(await store.release('turned-away', reader, 0)).toBe(true);
+    denial.deliver();
+    expect(await writer).toMatchObject({ acquired: false });
+    // Told "denied", it holds nothing: the next writer gets the lock at once, not when some lease runs out.
+    expect(await holders('turned-away')).toEqual([]);
+    const next = randomUUID();
+    expect(await store.acquireShared('turned-away', { mode: 'write' }, next, 10_000, 'next')).toMatchObject({ acquired: true });
+    expect(await store.release('turned-away', next, 0)).toBe(true);
   });
 
   it('keeps a semaphore’s N with its key when the key moves to a lease of another length', async () => {

@@ -204,7 +204,6 @@ export class EtcdLockStore implements LockStore {
     this.closing.abort(new LockStoreUnavailableError('acquire', '*', { cause: new Error('the etcd store was closed') }));
     // Aborted waits end within a turn or a request; their clean-up (revoking their lease) is queued then.
     await Promise.all([...this.waiting]);
-    this.shared.close();
     for (const timer of this.holds) clearTimeout(timer);
     this.holds.clear();
     for (const watch of [...this.listeners]) watch.cancel();

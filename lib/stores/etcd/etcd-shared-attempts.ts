@@ -4,7 +4,6 @@ import type { EtcdLease } from './etcd-grants.js';
 import { decodeWaiterValue, encodeWaiterValue } from './etcd-key-layout.js';
 import { queueEntryOf, queueWait } from './etcd-queue-order.js';
 import type { EtcdStoreContext } from './etcd-store-context.js';
-import { EtcdWaitingWriters } from './etcd-waiting-writers.js';
 import { acquireTxn } from './txns/acquire.txn.js';
 import { revision, type KeyValue } from './txns/etcd-rpc.js';
 import { keyQuery, queueQuery } from './txns/owners.query.js';
@@ -25,25 +24,21 @@ type Attempt = { readonly granted: true; readonly fencingToken: number } | { rea
  * nothing behind and never overtakes a waiter. A writer is granted on an empty lock (as a plain lock is),
  * a reader on a lock of readers only (one transaction comparing the two non-reader ranges empty), a permit
  * when the queue read just before holds only permit holders, fewer than its N (then a transaction that puts
- * the key if no key joined since). A writer turned away with `waitingMs > 0` keeps a place in the queue
- * for that long (EtcdWaitingWriters). Each grant is its own key on its own lease; its create revision is
- * the fencing token, from the same revision counter as every other grant of the key.
+ * the key if no key joined since). Each grant is its own key on its own lease; its create revision is the
+ * fencing token, from the same revision counter as every other grant of the key.
+ *
+ * A writer's `waitingMs` is not kept: a turned-away writer keeps nobody out, whatever it asked. On etcd a
+ * waiting writer keeps later readers out by its key in the queue (`acquireSharedQueued`, which LockService
+ * uses for every waiting writer); a key queued for a caller that was told "denied" could become the holder
+ * before the caller asks again, and hold for nobody until its lease ran out.
  */
 export class EtcdSharedAttempts {
-  private readonly writers: EtcdWaitingWriters;
-
-  constructor(private readonly context: EtcdStoreContext) {
-    this.writers = new EtcdWaitingWriters(context);
-  }
+  constructor(private readonly context: EtcdStoreContext) {}
 
   async acquire(key: string, shape: LockShape, token: string, leaseMs: number, holder: string): Promise<AcquireResult> {
     const again = await this.heldAlready(key, token);
     if (again) return again;
     const name = lockShapeName(shape);
-    if (name === 'write') {
-      const waited = await this.writers.attempt(key, token, leaseMs, holder);
-      if (waited) return waited;
-    }
     const { layout } = this.context;
     const sentAt = Date.now();
     const lease = await this.context.grantLease('acquire', key, leaseMs);
@@ -52,19 +47,12 @@ export class EtcdSharedAttempts {
     const outcome = await this.attempt(key, shape, input, lease);
     if (!outcome.granted) {
       this.context.revokeLater(lease);
-      const waitingMs = Math.min(shape.waitingMs ?? leaseMs, leaseMs);
-      if (name === 'write' && waitingMs > 0) await this.writers.join(key, token, waitingMs, holder);
       return { acquired: false, ttlMs: outcome.ttlMs };
     }
     const { fencingToken } = outcome;
     const grant = { key, waiterKey, fencingToken, holder, permits: shape.permits, leaseId: lease.id, ttlSeconds: lease.ttlSeconds, leaseMs, refreshedAt: sentAt };
     this.context.remember(token, grant);
     return { acquired: true, fencingToken };
-  }
-
-  /** Gives up the places of turned-away writers (the store closes). */
-  close(): void {
-    this.writers.clear();
   }
 
   /** One transaction (or, for a permit, a read and a transaction per round); without an answer, the lease is revoked, which deletes a key that landed. */

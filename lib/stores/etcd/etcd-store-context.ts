@@ -61,13 +61,10 @@ export class EtcdStoreContext {
     return lease;
   }
 
-  /**
-   * A lease for a minimum hold, or for a turned-away writer's place (`LockShape.waitingMs`): "at least"
-   * `keepMs`, so rounding up is always right.
-   */
-  grantHold(key: string, keepMs: number, operation = 'release'): Promise<EtcdLease> {
+  /** A lease for a minimum hold: "at least" `keepMs`, so rounding up is always right. */
+  grantHold(key: string, keepMs: number): Promise<EtcdLease> {
     const ttl = this.lengths.holdTtlFor(keepMs);
-    return this.commands.run(operation, key, (options) => grantLease(this.rpc, options, ttl));
+    return this.commands.run('release', key, (options) => grantLease(this.rpc, options, ttl));
   }
 
   /**
