@@ -15,6 +15,11 @@ type TxnRequest = Parameters<Etcd3['kv']['txn']>[0];
 const isReaderAttempt = (request: TxnRequest): boolean => (request.compare ?? []).filter((c) => c.target === 'Create' && c.result === 'Equal').length === 2;
 /** A permit's single attempt: nothing joined the lock since the queue was read. */
 const isPermitAttempt = (request: TxnRequest): boolean => (request.compare ?? []).some((c) => c.target === 'Create' && c.result === 'Less');
+/** A transaction that puts a key for `holder`, whatever it compares. */
+const putsFor =
+  (holder: string) =>
+  (request: TxnRequest): boolean =>
+    (request.success ?? []).some((op) => op.request_put !== undefined && (JSON.parse(String(op.request_put.value)) as { holder: string }).holder === holder);
 
 describe('etcd: read/write locks and semaphores, each hold its own key', () => {
   const prefix = testPrefix(__filename);
@@ -109,6 +114,29 @@ describe('etcd: read/write locks and semaphores, each hold its own key', () => {
     const next = randomUUID();
     expect(await store.acquireShared('turned-away', { mode: 'write' }, next, 10_000, 'next')).toMatchObject({ acquired: true });
     expect(await store.release('turned-away', next, 0)).toBe(true);
+  });
+
+  it.each<[string, (key: string, token: string) => Promise<boolean>]>([
+    ['a single attempt', async (key, token) => (await store.acquireShared(key, { permits: 2 }, token, 10_000, 'last')).acquired],
+    [
+      'a waiter',
+      async (key, token) =>
+        (await store.acquireSharedQueued({ key, token, leaseMs: 10_000, holder: 'last', deadline: Date.now() + 10_000 }, { permits: 2 })).result.acquired,
+    ],
+  ])('turns a permit’s single attempt away when %s took the last permit between its read of the queue and its put: never N + 1 holders', async (name, takeLast) => {
+    const key = `raced-${name.replace(/ /g, '-')}`;
+    const [first, last] = [randomUUID(), randomUUID()];
+    expect(await store.acquireShared(key, { permits: 2 }, first, 10_000, 'first')).toMatchObject({ acquired: true });
+    // The attempt read the queue (one holder of two) and is on its way to put its key.
+    const put = tap.pauseBefore('txn', putsFor('raced'));
+    const attempt = patient.acquireShared(key, { permits: 2 }, randomUUID(), 10_000, 'raced');
+    await put.reached;
+    expect(await takeLast(key, last)).toBe(true);
+    put.send();
+    expect(await attempt).toMatchObject({ acquired: false });
+    expect(await holders(key)).toEqual(['first', 'last']);
+    expect(await store.release(key, first, 0)).toBe(true);
+    expect(await store.release(key, last, 0)).toBe(true);
   });
 
   it('keeps a semaphore’s N with its key when the key moves to a lease of another length', async () => {

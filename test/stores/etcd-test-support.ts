@@ -27,6 +27,7 @@ export async function until(condition: () => Promise<boolean>, what: string, wit
 }
 
 type TxnRequest = Parameters<Etcd3['kv']['txn']>[0];
+type RangeRequest = Parameters<Etcd3['kv']['range']>[0];
 
 /** A transaction that re-attaches an existing key to another lease: how the store extends and holds leases. */
 export function isLeaseMove(request: TxnRequest): boolean {
@@ -47,16 +48,37 @@ export interface HeldReply {
   deliver(): void;
 }
 
+/** A request stopped on its way to etcd: none of it has reached etcd until `send()`. */
+export interface PausedRequest {
+  /** Resolves once the caller sent the request, which now waits here. */
+  readonly reached: Promise<void>;
+  /** Lets the request go on to etcd. */
+  send(): void;
+}
+
+type Pause<R> = { matches: (request: R) => boolean; reached: () => void; gate: Promise<void> };
+
+function pause<R>(matches: (request: R) => boolean): [Pause<R>, PausedRequest] {
+  let reached!: () => void;
+  let send!: () => void;
+  const gate = new Promise<void>((resolve) => (send = resolve));
+  const paused: PausedRequest = { reached: new Promise<void>((resolve) => (reached = resolve)), send };
+  return [{ matches, reached, gate }, paused];
+}
+
 /**
  * Network-fault injection on a real client that a store is handed (nothing about locks is simulated):
  * the reply to one chosen transaction is held back while the transaction itself reaches etcd and takes
- * effect (an answer lost or late on its way back), the next reads fail as if the member were
+ * effect (an answer lost or late on its way back), one chosen request is stopped before it leaves (so a
+ * test can act between two requests of one call), the next reads fail as if the member were
  * unreachable, and every lease revoke the client sends is tracked, so a test can wait until those sent
  * so far were answered instead of guessing how long they take.
  */
 export class EtcdTap {
   readonly client: Etcd3;
   private holdNext?: { matches: (request: TxnRequest) => boolean; landed: () => void; gate: Promise<void> };
+  private pausedTxn?: Pause<TxnRequest>;
+  private pausedRange?: Pause<RangeRequest>;
   private failingRanges = 0;
   private refusingRevokes = false;
   private afterTtl?: (leaseId: string) => Promise<unknown>;
@@ -68,6 +90,12 @@ export class EtcdTap {
     const txn = kv.txn.bind(kv);
     const range = kv.range.bind(kv);
     kv.txn = async (request, options) => {
+      const paused = this.pausedTxn;
+      if (paused?.matches(request)) {
+        this.pausedTxn = undefined;
+        paused.reached();
+        await paused.gate;
+      }
       const held = this.holdNext;
       if (!held?.matches(request)) return txn(request, options);
       this.holdNext = undefined;
@@ -78,6 +106,12 @@ export class EtcdTap {
       return reply;
     };
     kv.range = async (request, options) => {
+      const paused = this.pausedRange;
+      if (paused?.matches(request)) {
+        this.pausedRange = undefined;
+        paused.reached();
+        await paused.gate;
+      }
       if (this.failingRanges > 0) {
         this.failingRanges--;
         throw new Error('14 UNAVAILABLE: injected: the member did not answer');
@@ -116,6 +150,20 @@ export class EtcdTap {
     const reply: HeldReply = { landed: new Promise<void>((resolve) => (landed = resolve)), deliver };
     this.holdNext = { matches, landed, gate };
     return reply;
+  }
+
+  /** Stops the next transaction (or range read) that `matches` before it is sent, until `send()`. */
+  pauseBefore(kind: 'txn', matches: (request: TxnRequest) => boolean): PausedRequest;
+  pauseBefore(kind: 'range', matches: (request: RangeRequest) => boolean): PausedRequest;
+  pauseBefore(kind: 'txn' | 'range', matches: ((request: TxnRequest) => boolean) | ((request: RangeRequest) => boolean)): PausedRequest {
+    if (kind === 'txn') {
+      const [next, paused] = pause(matches as (request: TxnRequest) => boolean);
+      this.pausedTxn = next;
+      return paused;
+    }
+    const [next, paused] = pause(matches as (request: RangeRequest) => boolean);
+    this.pausedRange = next;
+    return paused;
   }
 
   /** The next `count` reads (kv range requests) fail at once with a gRPC UNAVAILABLE error. */
