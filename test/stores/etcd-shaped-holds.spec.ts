@@ -139,6 +139,67 @@ describe('etcd: read/write locks and semaphores, each hold its own key', () => {
     expect(await store.release(key, last, 0)).toBe(true);
   });
 
+  it.each<[string, LockShape, number]>([
+    ['writer', { mode: 'write' }, 1],
+    ['reader', { mode: 'read' }, 2],
+    ['permit waiter', { permits: 20 }, 2],
+  ])('has a %s behind a long queue read at most one key per range it cannot share the lock with, no value, at each look', async (name, shape, ranges) => {
+    const key = `long-${name.replace(/ /g, '-')}`;
+    const tokens = Array.from({ length: 20 }, () => randomUUID());
+    for (const token of tokens) expect(await store.acquireShared(key, { permits: 20 }, token, 10_000, 'holder')).toMatchObject({ acquired: true });
+    // A writer waits behind the twenty permit holders: the last key that keeps any shape out.
+    const gaveUp = new AbortController();
+    const wait = (on: EtcdLockStore, holder: string, waiting: LockShape): Promise<unknown> =>
+      on
+        .acquireSharedQueued({ key, token: randomUUID(), leaseMs: 3_000, holder, deadline: Date.now() + 60_000, signal: gaveUp.signal }, waiting)
+        .catch(() => undefined);
+    const writer = wait(store, 'writer', { mode: 'write' });
+    let measured: Promise<unknown> | undefined;
+    try {
+      await until(async () => (await holders(key)).length === 21, 'the writer queued');
+      const reads = tap.recordTxnReads();
+      measured = wait(patient, name, shape);
+      // Its look when its watch is confirmed, and two periodic ones (every third of its lease).
+      await until(async () => reads.txns.filter((read) => !read.puts).length >= 3, 'three looks', 10_000);
+      reads.stop();
+      const looks = reads.txns.filter((read) => !read.puts);
+      expect(looks.every((look) => look.keys <= ranges && look.values === 0)).toBe(true);
+    } finally {
+      gaveUp.abort();
+      await Promise.all([writer, measured]);
+    }
+    for (const token of tokens) expect(await store.release(key, token, 0)).toBe(true);
+  });
+
+  it('has a permit waiter count the permit holders before a writer that gave up, though its looks behind the writer read only the keys after it', async () => {
+    const key = 'behind-writer';
+    const [a, b] = [randomUUID(), randomUUID()];
+    await store.acquireShared(key, { permits: 2 }, a, 10_000, 'a');
+    await store.acquireShared(key, { permits: 2 }, b, 10_000, 'b');
+    const gaveUp = new AbortController();
+    const writer = store.acquireSharedQueued({ key, token: randomUUID(), leaseMs: 10_000, holder: 'writer', deadline: Date.now() + 60_000, signal: gaveUp.signal }, { mode: 'write' });
+    await until(async () => (await holders(key)).length === 3, 'the writer queued');
+    const token = randomUUID();
+    let granted = false;
+    const waiter = patient.acquireSharedQueued({ key, token, leaseMs: 10_000, holder: 'c', deadline: Date.now() + 60_000 }, { permits: 2 }).then((outcome) => {
+      granted = true;
+      return outcome;
+    });
+    await until(async () => (await holders(key)).length === 4, 'the permit waiter queued');
+    const reads = tap.recordTxnReads();
+    gaveUp.abort(new Error('the writer gave up'));
+    await expect(writer).rejects.toThrow('the writer gave up');
+    // Woken by the writer's deletion, it looks again (and twice, so the first look's answer was acted on).
+    await until(async () => granted || reads.txns.filter((read) => !read.puts).length >= 2, 'two looks after the writer went', 20_000);
+    reads.stop();
+    expect(granted).toBe(false);
+    expect(await store.release(key, a, 0)).toBe(true);
+    expect((await waiter).result).toMatchObject({ acquired: true });
+    expect((await store.list(key)).map((lock) => lock.holder)).toEqual(['b', 'c']);
+    expect(await store.release(key, b, 0)).toBe(true);
+    expect(await patient.release(key, token, 0)).toBe(true);
+  });
+
   it('keeps a semaphore’s N with its key when the key moves to a lease of another length', async () => {
     const [a, b] = [randomUUID(), randomUUID()];
     await store.acquireShared('moved', { permits: 2 }, a, 10_000, 'a');

@@ -48,6 +48,14 @@ export interface HeldReply {
   deliver(): void;
 }
 
+/** What one transaction's answer carried: how many keys, how many of them with their values. */
+export interface TxnRead {
+  /** The transaction may put a key (an enqueue, an attempt), as opposed to a read of the queue. */
+  readonly puts: boolean;
+  readonly keys: number;
+  readonly values: number;
+}
+
 /** A request stopped on its way to etcd: none of it has reached etcd until `send()`. */
 export interface PausedRequest {
   /** Resolves once the caller sent the request, which now waits here. */
@@ -83,6 +91,7 @@ export class EtcdTap {
   private refusingRevokes = false;
   private afterTtl?: (leaseId: string) => Promise<unknown>;
   private readonly revokes = new Set<Promise<unknown>>();
+  private reads?: TxnRead[];
 
   constructor(cluster: EtcdCluster) {
     this.client = new Etcd3({ hosts: cluster.endpoints });
@@ -97,7 +106,11 @@ export class EtcdTap {
         await paused.gate;
       }
       const held = this.holdNext;
-      if (!held?.matches(request)) return txn(request, options);
+      if (!held?.matches(request)) {
+        const reply = await txn(request, options);
+        this.record(request, reply);
+        return reply;
+      }
       this.holdNext = undefined;
       // No deadline: the request must land whatever the caller's timeout, as one stuck on the way back does.
       const reply = await txn(request);
@@ -164,6 +177,20 @@ export class EtcdTap {
     const [next, paused] = pause(matches as (request: RangeRequest) => boolean);
     this.pausedRange = next;
     return paused;
+  }
+
+  /** From now on, what each transaction answered on this client read (a live list), until `stop()`. */
+  recordTxnReads(): { readonly txns: readonly TxnRead[]; stop(): void } {
+    const txns: TxnRead[] = [];
+    this.reads = txns;
+    return { txns, stop: () => void (this.reads = undefined) };
+  }
+
+  private record(request: TxnRequest, reply: Awaited<ReturnType<Etcd3['kv']['txn']>>): void {
+    if (!this.reads) return;
+    const kvs = reply.responses.flatMap((response) => response.response_range?.kvs ?? []);
+    const puts = [...(request.success ?? []), ...(request.failure ?? [])].some((op) => op.request_put !== undefined);
+    this.reads.push({ puts, keys: kvs.length, values: kvs.filter((kv) => kv.value.length > 0).length });
   }
 
   /** The next `count` reads (kv range requests) fail at once with a gRPC UNAVAILABLE error. */

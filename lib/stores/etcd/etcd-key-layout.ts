@@ -57,12 +57,30 @@ export class EtcdKeyLayout {
    * readers' letter, writers' above it. A reader's single attempt is granted when both are empty.
    */
   nonReaderRanges(key: string): Array<{ key: Buffer; range_end: Buffer }> {
+    return this.apart(key, 'read').others;
+  }
+
+  /**
+   * Where a waiter of `shape` looks for what keeps it out (see `queueWait`): `blocking`, the ranges of
+   * the keys it cannot share the lock with (the whole lock for a plain key or a writer; every key but the
+   * readers' for a reader, but the permit keys' for a permit key); `sharing`, for a permit key, the range
+   * of the permit keys, whose count and N decide its turn.
+   */
+  waitRanges(key: string, shape: QueueShape): { blocking: Array<{ key: Buffer; range_end: Buffer }>; sharing?: { key: Buffer; range_end: Buffer } } {
+    if (shape === 'plain' || shape === 'write') return { blocking: [this.lockRange(key)] };
+    const { others, own } = this.apart(key, shape);
+    return shape === 'read' ? { blocking: others } : { blocking: others, sharing: own };
+  }
+
+  /**
+   * The range of the keys of one shape of a lock and, in two ranges around it, every other key of the lock
+   * (plain keys carry no letter and sort before every letter).
+   */
+  private apart(key: string, shape: LockShapeName): { own: { key: Buffer; range_end: Buffer }; others: Array<{ key: Buffer; range_end: Buffer }> } {
     const lock = this.lockRange(key);
-    const reader = Buffer.from(this.keyPrefix + key + SEPARATOR + LETTERS.read);
-    return [
-      { key: lock.key, range_end: reader },
-      { key: rangeEnd(reader), range_end: lock.range_end },
-    ];
+    const start = Buffer.from(this.keyPrefix + key + SEPARATOR + LETTERS[shape]);
+    const own = { key: start, range_end: rangeEnd(start) };
+    return { own, others: [{ key: lock.key, range_end: own.key }, { key: own.range_end, range_end: lock.range_end }] };
   }
 
   /** The range holding every key of this prefix (the runbook's listing). */

@@ -1,6 +1,5 @@
 import type { QueuedAcquireRequest } from '../lock-store.interface';
 import type { DeletionWatch } from './etcd-deletion-watch';
-import type { QueueShape } from './etcd-key-layout';
 import type { QueueTicket } from './etcd-lock-queue';
 import type { QueueEntry } from './etcd-queue-order';
 import { acquireInSharedQueue, type SharedPosition, type SharedQueueBackend } from './etcd-shared-queue';
@@ -12,7 +11,7 @@ import { acquireInSharedQueue, type SharedPosition, type SharedQueueBackend } fr
  */
 const holder = (n: number): QueueEntry => ({ key: Buffer.from(`h${n}`), createRevision: n, shape: 'permits', permits: 1 });
 
-function backend(script: { enqueue: () => { earlier: QueueEntry[]; successor?: QueueShape }; positions?: SharedPosition[] }) {
+function backend(script: { enqueue: () => { earlier?: QueueEntry[] }; positions?: SharedPosition[] }) {
   const marks: number[] = [];
   const watch = (): DeletionWatch => ({ connected: new Promise<void>(() => undefined), cancel: () => undefined });
   const api: SharedQueueBackend = {
@@ -32,7 +31,9 @@ const request: QueuedAcquireRequest = { key: 'k', token: 't', leaseMs: 30_000, h
 
 describe('a shaped wait in etcd: the mark of a granted permit waiter', () => {
   it('is put when the grant is found by a retried enqueue with a permit waiter already behind it', async () => {
-    const { api, marks } = backend({ enqueue: () => ({ earlier: [], successor: 'permits' }) });
+    // The retry finds its key in place, and reads its place at once.
+    const positions: SharedPosition[] = [{ present: true, earlier: [], successor: 'permits' }];
+    const { api, marks } = backend({ enqueue: () => ({}), positions });
     await expect(acquireInSharedQueue(request, 'permits', 2, api)).resolves.toMatchObject({ result: { acquired: true, fencingToken: 10 } });
     expect(marks).toEqual([10]);
   });
@@ -49,7 +50,7 @@ describe('a shaped wait in etcd: the mark of a granted permit waiter', () => {
 
   it('is never put by a reader or writer', async () => {
     for (const shape of ['read', 'write'] as const) {
-      const { api, marks } = backend({ enqueue: () => ({ earlier: [], successor: 'permits' }) });
+      const { api, marks } = backend({ enqueue: () => ({}), positions: [{ present: true, earlier: [], successor: 'permits' }] });
       await acquireInSharedQueue(request, shape, 0, api);
       expect(marks).toEqual([]);
     }

@@ -6,15 +6,22 @@ import type { QueueShape } from './etcd-key-layout.js';
 import type { QueueTicket } from './etcd-lock-queue.js';
 import { queueWait, type QueueEntry, type QueueWait } from './etcd-queue-order.js';
 
-/** What a shaped waiter found at its place: the keys before it, and the shape of the one right behind it. */
+/**
+ * What a shaped waiter found at its place: what it reads of the keys before it (the last one it cannot
+ * share the lock with, or a permit waiter's run of permit keys, see `queueWait`), and for a permit waiter
+ * the shape of the key right behind it.
+ */
 export type SharedPosition = { readonly present: false } | { readonly present: true; readonly earlier: QueueEntry[]; readonly successor?: QueueShape };
 
 /** The etcd side of a shaped wait, as the store provides it: every call one round trip, failures as `LockStoreUnavailableError`. */
 export interface SharedQueueBackend {
   /** Grants the waiter's own etcd lease. */
   lease(request: QueuedAcquireRequest): Promise<QueueTicket>;
-  /** Puts the waiter's shaped key (idempotent) and reads the keys before it and the shape of the one behind it, at one revision. */
-  enqueue(request: QueuedAcquireRequest, ticket: QueueTicket): Promise<{ createRevision: number; earlier: QueueEntry[]; successor?: QueueShape }>;
+  /**
+   * Puts the waiter's shaped key (idempotent) and reads what is before it, at one revision; `earlier` is
+   * absent when the key was there already (a retry whose first put landed unseen): its place is read then.
+   */
+  enqueue(request: QueuedAcquireRequest, ticket: QueueTicket): Promise<{ createRevision: number; earlier?: QueueEntry[] }>;
   position(request: QueuedAcquireRequest, ticket: QueueTicket): Promise<SharedPosition>;
   /** True when the lease is still alive (and now refreshed). */
   keepAlive(request: QueuedAcquireRequest, ticket: QueueTicket): Promise<boolean>;
@@ -72,8 +79,9 @@ class EtcdSharedQueuePlace implements QueuePlace {
       attempts.count++;
       const joined = await backend.enqueue(request, ticket);
       ticket.createRevision = joined.createRevision;
-      // Nobody is behind a key just put; a retry whose first put landed unseen may find a waiter behind it.
-      return this.follow(queueWait(joined.earlier, this.shape, this.permits), wake, ticket, joined.successor);
+      // Nobody is behind a key just put. A retry whose first put landed unseen reads its place below, and
+      // may find a waiter behind it.
+      if (joined.earlier) return this.follow(queueWait(joined.earlier, this.shape, this.permits), wake, ticket, undefined);
     }
     if (Date.now() - ticket.refreshedAt >= this.keepAliveEveryMs && !(await backend.keepAlive(request, ticket))) {
       // The lease ran out (an outage longer than it): its key went with it. Join again, at the back.
