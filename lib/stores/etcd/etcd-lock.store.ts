@@ -22,8 +22,6 @@ import { acquireInQueue } from './etcd-lock-queue.js';
 import { etcdQueueBackend } from './etcd-queue.backend.js';
 import { EtcdRenewal } from './etcd-renewal.js';
 import { EtcdSharedAttempts } from './etcd-shared-attempts.js';
-import { acquireInSharedQueue } from './etcd-shared-queue.js';
-import { etcdSharedQueueBackend } from './etcd-shared-queue.backend.js';
 import { EtcdStoreContext } from './etcd-store-context.js';
 import { acquireTxn } from './txns/acquire.txn.js';
 import { leaseTtl } from './txns/leases.rpc.js';
@@ -104,7 +102,7 @@ export class EtcdLockStore implements LockStore {
   }
 
   acquireQueued(request: QueuedAcquireRequest): Promise<QueuedAcquireOutcome> {
-    return this.queued(request, (signal) => acquireInQueue({ ...request, signal }, etcdQueueBackend(this.context)));
+    return this.queued(request, (signal) => acquireInQueue({ ...request, signal }, 'plain', 0, etcdQueueBackend(this.context, 'plain')));
   }
 
   /**
@@ -117,10 +115,10 @@ export class EtcdLockStore implements LockStore {
     return this.shared.acquire(key, shape, token, leaseMs, holder);
   }
 
-  /** A waiting read/write lock or semaphore, in the same queue as plain waiters (see acquireInSharedQueue). */
+  /** A waiting read/write lock or semaphore, in the same queue as plain waiters (see acquireInQueue). */
   acquireSharedQueued(request: QueuedAcquireRequest, shape: LockShape): Promise<QueuedAcquireOutcome> {
-    const backend = etcdSharedQueueBackend(this.context, lockShapeName(shape), shape.permits);
-    return this.queued(request, (signal) => acquireInSharedQueue({ ...request, signal }, lockShapeName(shape), shape.permits ?? 0, backend));
+    const name = lockShapeName(shape);
+    return this.queued(request, (signal) => acquireInQueue({ ...request, signal }, name, shape.permits ?? 0, etcdQueueBackend(this.context, name, shape.permits)));
   }
 
   /** Every shape waits in the lock's queue: FIFO across instances, each waiter woken by what it waits for. */

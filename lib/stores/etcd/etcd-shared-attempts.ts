@@ -4,10 +4,11 @@ import type { EtcdLease } from './etcd-grants.js';
 import { decodeWaiterValue, encodeWaiterValue } from './etcd-key-layout.js';
 import { queueEntryOf, queueWait } from './etcd-queue-order.js';
 import type { EtcdStoreContext } from './etcd-store-context.js';
-import { acquireTxn } from './txns/acquire.txn.js';
+import { acquireTxn, type AcquireTxnInput } from './txns/acquire.txn.js';
 import { revision, type KeyValue } from './txns/etcd-rpc.js';
 import { keyQuery, queueQuery } from './txns/owners.query.js';
-import { permitAcquireTxn, readerAcquireTxn, type SharedPutInput } from './txns/shared-acquire.txn.js';
+import { permitAcquireTxn } from './txns/permit-acquire.txn.js';
+import { readerAcquireTxn } from './txns/reader-acquire.txn.js';
 
 /**
  * How often a permit's single attempt reads the queue again when keys joined it between its read and its
@@ -43,7 +44,7 @@ export class EtcdSharedAttempts {
     const sentAt = Date.now();
     const lease = await this.context.grantLease('acquire', key, leaseMs);
     const waiterKey = layout.waiterKey(key, lease.id, name);
-    const input: SharedPutInput = { lock: layout.lockRange(key), waiterKey, leaseId: lease.id, value: encodeWaiterValue({ holder, leaseMs, permits: shape.permits }) };
+    const input: AcquireTxnInput = { lock: layout.lockRange(key), waiterKey, leaseId: lease.id, value: encodeWaiterValue({ holder, leaseMs, permits: shape.permits }) };
     const outcome = await this.attempt(key, shape, input, lease);
     if (!outcome.granted) {
       this.context.revokeLater(lease);
@@ -56,7 +57,7 @@ export class EtcdSharedAttempts {
   }
 
   /** One transaction (or, for a permit, a read and a transaction per round); without an answer, the lease is revoked, which deletes a key that landed. */
-  private attempt(key: string, shape: LockShape, input: SharedPutInput, lease: EtcdLease): Promise<Attempt> {
+  private attempt(key: string, shape: LockShape, input: AcquireTxnInput, lease: EtcdLease): Promise<Attempt> {
     const { rpc, commands, layout } = this.context;
     const undo = (): void => this.context.revokeLater(lease);
     if (shape.permits !== undefined) return this.permit(key, shape.permits, input, undo);
@@ -66,7 +67,7 @@ export class EtcdSharedAttempts {
     return txn.then((outcome) => (outcome.granted ? outcome : { granted: false, ttlMs: holderTtl(outcome.owner) }));
   }
 
-  private async permit(key: string, permits: number, input: SharedPutInput, undo: () => void): Promise<Attempt> {
+  private async permit(key: string, permits: number, input: AcquireTxnInput, undo: () => void): Promise<Attempt> {
     const { rpc, commands, layout } = this.context;
     for (let round = 0; round < PERMIT_ROUNDS; round++) {
       const queue = await commands.run('acquire', key, (options) => queueQuery(rpc, options, input.lock), undo);

@@ -1,13 +1,6 @@
-import type { AcquireTxnResult } from './acquire.txn.js';
+import type { AcquireTxnInput, AcquireTxnResult } from './acquire.txn.js';
 import type { CallOptions, EtcdRpc, KeyRange } from './etcd-rpc.js';
 import { revision } from './etcd-rpc.js';
-
-export interface SharedPutInput {
-  readonly lock: KeyRange;
-  readonly waiterKey: Buffer;
-  readonly leaseId: string;
-  readonly value: Buffer;
-}
 
 /**
  * A reader's single attempt: puts the reader key (on its own lease) only if the lock has no key but
@@ -20,7 +13,7 @@ export interface SharedPutInput {
 export async function readerAcquireTxn(
   rpc: EtcdRpc,
   options: CallOptions,
-  input: SharedPutInput & { readonly nonReaders: readonly KeyRange[] },
+  input: AcquireTxnInput & { readonly nonReaders: readonly KeyRange[] },
 ): Promise<AcquireTxnResult> {
   const reply = await rpc.kv.txn(
     {
@@ -33,27 +26,4 @@ export async function readerAcquireTxn(
   );
   if (reply.succeeded) return { granted: true, fencingToken: revision(reply.responses[1]!.response_range.kvs[0]!.create_revision) };
   return { granted: false, owner: reply.responses[0]!.response_range.kvs[0]! };
-}
-
-/**
- * A permit's single attempt, once the caller read the queue at revision `seenAt` and found the permit
- * free there (etcd cannot count keys in a comparison): puts the permit key only if no key joined the lock
- * since. Keys that went since only leave more room, and a put that keeps a key's create revision (a lease
- * move, a waiter's mark) changes nothing, so the comparison is on create revisions. False when a key
- * joined: the caller reads the queue again.
- */
-export async function permitAcquireTxn(
-  rpc: EtcdRpc,
-  options: CallOptions,
-  input: SharedPutInput & { readonly seenAt: number },
-): Promise<{ readonly granted: true; readonly fencingToken: number } | { readonly granted: false }> {
-  const reply = await rpc.kv.txn(
-    {
-      compare: [{ ...input.lock, target: 'Create', result: 'Less', create_revision: input.seenAt + 1 }],
-      success: [{ request_put: { key: input.waiterKey, value: input.value, lease: input.leaseId } }, { request_range: { key: input.waiterKey, keys_only: true } }],
-    },
-    options,
-  );
-  if (!reply.succeeded) return { granted: false };
-  return { granted: true, fencingToken: revision(reply.responses[1]!.response_range.kvs[0]!.create_revision) };
 }
