@@ -57,20 +57,20 @@ export interface TxnRead {
 }
 
 /** A request stopped on its way to etcd: none of it has reached etcd until `send()`. */
-export interface PausedRequest {
-  /** Resolves once the caller sent the request, which now waits here. */
-  readonly reached: Promise<void>;
+export interface PausedRequest<R> {
+  /** Resolves with the request once the caller sent it; it now waits here. */
+  readonly reached: Promise<R>;
   /** Lets the request go on to etcd. */
   send(): void;
 }
 
-type Pause<R> = { matches: (request: R) => boolean; reached: () => void; gate: Promise<void> };
+type Pause<R> = { matches: (request: R) => boolean; reached: (request: R) => void; gate: Promise<void> };
 
-function pause<R>(matches: (request: R) => boolean): [Pause<R>, PausedRequest] {
-  let reached!: () => void;
+function pause<R>(matches: (request: R) => boolean): [Pause<R>, PausedRequest<R>] {
+  let reached!: (request: R) => void;
   let send!: () => void;
   const gate = new Promise<void>((resolve) => (send = resolve));
-  const paused: PausedRequest = { reached: new Promise<void>((resolve) => (reached = resolve)), send };
+  const paused: PausedRequest<R> = { reached: new Promise<R>((resolve) => (reached = resolve)), send };
   return [{ matches, reached, gate }, paused];
 }
 
@@ -102,7 +102,7 @@ export class EtcdTap {
       const paused = this.pausedTxn;
       if (paused?.matches(request)) {
         this.pausedTxn = undefined;
-        paused.reached();
+        paused.reached(request);
         await paused.gate;
       }
       const held = this.holdNext;
@@ -122,7 +122,7 @@ export class EtcdTap {
       const paused = this.pausedRange;
       if (paused?.matches(request)) {
         this.pausedRange = undefined;
-        paused.reached();
+        paused.reached(request);
         await paused.gate;
       }
       if (this.failingRanges > 0) {
@@ -166,9 +166,12 @@ export class EtcdTap {
   }
 
   /** Stops the next transaction (or range read) that `matches` before it is sent, until `send()`. */
-  pauseBefore(kind: 'txn', matches: (request: TxnRequest) => boolean): PausedRequest;
-  pauseBefore(kind: 'range', matches: (request: RangeRequest) => boolean): PausedRequest;
-  pauseBefore(kind: 'txn' | 'range', matches: ((request: TxnRequest) => boolean) | ((request: RangeRequest) => boolean)): PausedRequest {
+  pauseBefore(kind: 'txn', matches: (request: TxnRequest) => boolean): PausedRequest<TxnRequest>;
+  pauseBefore(kind: 'range', matches: (request: RangeRequest) => boolean): PausedRequest<RangeRequest>;
+  pauseBefore(
+    kind: 'txn' | 'range',
+    matches: ((request: TxnRequest) => boolean) | ((request: RangeRequest) => boolean),
+  ): PausedRequest<TxnRequest> | PausedRequest<RangeRequest> {
     if (kind === 'txn') {
       const [next, paused] = pause(matches as (request: TxnRequest) => boolean);
       this.pausedTxn = next;

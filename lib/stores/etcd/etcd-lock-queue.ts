@@ -30,8 +30,9 @@ export interface QueueBackend {
   /**
    * Puts the waiter's key (idempotent) and reads what is before it, at one revision; `earlier` is
    * absent when the key was there already (a retry whose first put landed unseen): its place is read then.
+   * `'lease-gone'` when etcd no longer has the ticket's lease (it ran out before the put landed).
    */
-  enqueue(request: QueuedAcquireRequest, ticket: QueueTicket): Promise<{ createRevision: number; earlier?: QueueEntry[] }>;
+  enqueue(request: QueuedAcquireRequest, ticket: QueueTicket): Promise<{ createRevision: number; earlier?: QueueEntry[] } | 'lease-gone'>;
   position(request: QueuedAcquireRequest, ticket: QueueTicket): Promise<QueuePosition>;
   /** True when the lease is still alive (and now refreshed). */
   keepAlive(request: QueuedAcquireRequest, ticket: QueueTicket): Promise<boolean>;
@@ -90,6 +91,12 @@ class EtcdQueuePlace implements QueuePlace {
     if (ticket.createRevision === undefined) {
       attempts.count++;
       const joined = await backend.enqueue(request, ticket);
+      if (joined === 'lease-gone') {
+        // The lease ran out before the key was put (an outage longer than it): every put onto it is
+        // refused. A new lease, and the key at the back.
+        this.ticket = undefined;
+        return 'again';
+      }
       ticket.createRevision = joined.createRevision;
       // Nobody is behind a key just put. A retry whose first put landed unseen reads its place below, and
       // may find a waiter behind it.

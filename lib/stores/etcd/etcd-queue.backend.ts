@@ -5,7 +5,7 @@ import { queueEntryOf, type QueueEntry } from './etcd-queue-order.js';
 import type { EtcdStoreContext } from './etcd-store-context.js';
 import { enqueueTxn } from './txns/enqueue.txn.js';
 import { revision } from './txns/etcd-rpc.js';
-import { keepAliveOnce } from './txns/leases.rpc.js';
+import { isLeaseNotFound, keepAliveOnce } from './txns/leases.rpc.js';
 import { moveToLeaseTxn } from './txns/move-to-lease.txn.js';
 import { positionTxn } from './txns/position.txn.js';
 import type { WaiterView } from './txns/waiter-reads.js';
@@ -37,8 +37,11 @@ export function etcdQueueBackend(context: EtcdStoreContext, shape: QueueShape, p
       const lock = layout.lockRange(request.key);
       const reads = layout.waitRanges(request.key, shape);
       const joined = await commands.run('acquire', request.key, (options) =>
-        enqueueTxn(rpc, options, { lock, waiterKey: ticket.waiterKey, leaseId: ticket.leaseId, value: value(request.holder, request.leaseMs), reads }),
+        enqueueTxn(rpc, options, { lock, waiterKey: ticket.waiterKey, leaseId: ticket.leaseId, value: value(request.holder, request.leaseMs), reads }).catch(
+          (error: unknown) => (isLeaseNotFound(error) ? undefined : Promise.reject(error)),
+        ),
       );
+      if (!joined) return 'lease-gone';
       return { createRevision: joined.createRevision, earlier: joined.view && earlier(joined.view) };
     },
     position: async (request, ticket) => {
