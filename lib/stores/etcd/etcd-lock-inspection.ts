@@ -40,7 +40,9 @@ export class EtcdLockInspection {
     for (const kv of keys) {
       const key = this.layout.lockKeyOf(kv.key);
       if (key === undefined || !pattern.test(key)) continue;
-      queues.set(key, [...(queues.get(key) ?? []), kv]);
+      const queue = queues.get(key);
+      if (queue) queue.push(kv);
+      else queues.set(key, [kv]);
     }
     const held: HeldLock[] = [];
     for (const [key, queue] of queues) {
