@@ -6,6 +6,8 @@ import type { KeyRange } from './txns/etcd-rpc.js';
 export interface DeletionWatch {
   /** Settles once etcd confirmed the watch; events from its start revision on are delivered after that. */
   readonly connected: Promise<void>;
+  /** Settles if etcd cancels the watch (never on `cancel()`): no event comes through it after that. */
+  readonly ended: Promise<void>;
   /** Stops the watch (idempotent). Cancelling talks to etcd; the store's close waits for it. */
   cancel(): void;
 }
@@ -35,11 +37,17 @@ export function watchDeletions(
   };
   watcher.on('delete', deliver);
   if (puts) watcher.on('put', deliver);
-  // A watch etcd cancels (say, its start revision was compacted) ends here; the owner re-checks on its own
-  // schedule. Listening is also what keeps an 'error' event from being thrown.
-  watcher.on('error', () => undefined);
+  // etcd3 emits 'error' on a watcher only when etcd cancelled it (say, its start revision was compacted):
+  // it is dropped from the client's stream for good, and `ended` tells the owner to watch again. Listening
+  // is also what keeps an 'error' event from being thrown.
+  let end!: () => void;
+  const ended = new Promise<void>((resolve) => (end = resolve));
+  watcher.on('error', () => {
+    if (!cancelled) end();
+  });
   return {
     connected,
+    ended,
     cancel: () => {
       if (cancelled) return;
       cancelled = true;

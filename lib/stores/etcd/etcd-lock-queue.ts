@@ -158,7 +158,15 @@ class EtcdQueuePlace implements QueuePlace {
             if (this.awaited.has(key.toString('hex'))) wake.fire();
           })
         : this.backend.watch(this.request, wait.key, wait.kind === 'change', () => wake.fire());
-    void this.watch.connected.then(() => wake.fire());
+    const watch = this.watch;
+    void watch.connected.then(() => wake.fire());
+    // A watch etcd cancelled delivers nothing more: the next look, at once, sets a new one.
+    void watch.ended.then(() => {
+      if (this.watch !== watch) return;
+      this.watch = undefined;
+      this.watching = undefined;
+      wake.fire();
+    });
   }
 
   private unwatch(): void {
