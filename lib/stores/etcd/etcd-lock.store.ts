@@ -1,6 +1,4 @@
 import type { Etcd3 } from 'etcd3';
-import { LockStoreUnavailableError } from '../../errors/lock-store-unavailable.error.js';
-import { followSignals } from '../../support/follow-signals.js';
 import type {
   AcquireResult,
   ForceReleaseResult,
@@ -13,17 +11,16 @@ import type {
   RenewRequest,
 } from '../lock-store.interface.js';
 import { watchDeletions, type DeletionWatch } from './etcd-deletion-watch.js';
-import { decodeWaiterValue, encodeWaiterValue } from './etcd-key-layout.js';
 import type { ShortLeasePolicy } from './etcd-lease-length.js';
 import { leasesOf } from './etcd-grants.js';
 import { keepForMinimumHold, reletGrant, settleMove, unsettledOutcome } from './etcd-lease-moves.js';
+import { EtcdCallsInFlight } from './etcd-calls-in-flight.js';
 import { EtcdLockInspection } from './etcd-lock-inspection.js';
 import { acquireInQueue } from './etcd-lock-queue.js';
 import { etcdQueueBackend } from './etcd-queue.backend.js';
 import { EtcdRenewal } from './etcd-renewal.js';
-import { EtcdSharedAttempts } from './etcd-shared-attempts.js';
+import { EtcdSingleAttempts } from './etcd-single-attempts.js';
 import { EtcdStoreContext } from './etcd-store-context.js';
-import { acquireTxn } from './txns/acquire.txn.js';
 import { leaseTtl } from './txns/leases.rpc.js';
 import { releaseTxn } from './txns/release.txn.js';
 import { assertOwnershipToken } from '../ownership-token.js';
@@ -55,11 +52,10 @@ export class EtcdLockStore implements LockStore {
   private readonly context: EtcdStoreContext;
   private readonly inspection: EtcdLockInspection;
   private readonly renewal: EtcdRenewal;
-  private readonly shared: EtcdSharedAttempts;
+  private readonly attempts: EtcdSingleAttempts;
+  private readonly calls: EtcdCallsInFlight;
   private readonly holds = new Set<NodeJS.Timeout>();
   private readonly listeners = new Set<DeletionWatch>();
-  private readonly closing = new AbortController();
-  private readonly waiting = new Set<Promise<unknown>>();
 
   constructor(
     client: Etcd3,
@@ -67,7 +63,8 @@ export class EtcdLockStore implements LockStore {
   ) {
     this.context = new EtcdStoreContext(client, { ...options, shortLeases: options.shortLeases ?? 'reject' });
     this.inspection = new EtcdLockInspection(this.context.rpc, this.context.commands, this.context.layout);
-    this.shared = new EtcdSharedAttempts(this.context);
+    this.attempts = new EtcdSingleAttempts(this.context);
+    this.calls = new EtcdCallsInFlight(this.context);
     this.renewal = new EtcdRenewal(this.context.rpc, this.context.commands, this.context.grants, {
       relet: (grant, leaseMs, sentAt) => reletGrant(this.context, grant, leaseMs, sentAt),
       settle: (grant) => settleMove(this.context, grant, 'renew'),
@@ -78,27 +75,7 @@ export class EtcdLockStore implements LockStore {
 
   async acquire(key: string, token: string, leaseMs: number, holder: string): Promise<AcquireResult> {
     assertOwnershipToken(token);
-    const { rpc, commands, layout } = this.context;
-    const sentAt = Date.now();
-    const lease = await this.context.grantLease('acquire', key, leaseMs);
-    const waiterKey = layout.waiterKey(key, lease.id);
-    const value = encodeWaiterValue({ holder, leaseMs });
-    // Without an answer the key may exist: revoking the lease deletes it, or keeps a late put from landing.
-    const outcome = await commands.run(
-      'acquire',
-      key,
-      (options) => acquireTxn(rpc, options, { lock: layout.lockRange(key), waiterKey, leaseId: lease.id, value }),
-      () => this.context.revokeLater(lease),
-    );
-    if (!outcome.granted) {
-      this.context.revokeLater(lease);
-      // The holder's requested length stands in for its remaining TTL: asking etcd costs another round trip.
-      const { leaseMs: holderLeaseMs } = decodeWaiterValue(outcome.owner.value);
-      return { acquired: false, ttlMs: Number.isFinite(holderLeaseMs) ? holderLeaseMs : -1 };
-    }
-    const { fencingToken } = outcome;
-    this.context.remember(token, { key, waiterKey, fencingToken, holder, leaseId: lease.id, ttlSeconds: lease.ttlSeconds, leaseMs, refreshedAt: sentAt });
-    return { acquired: true, fencingToken };
+    return this.calls.attempt(key, token, () => this.attempts.plain(key, token, leaseMs, holder));
   }
 
   acquireQueued(request: QueuedAcquireRequest): Promise<QueuedAcquireOutcome> {
@@ -106,13 +83,13 @@ export class EtcdLockStore implements LockStore {
   }
 
   /**
-   * Read/write locks and semaphores, one attempt (see EtcdSharedAttempts): the shaped key is put only
+   * Read/write locks and semaphores, one attempt (see EtcdSingleAttempts): the shaped key is put only
    * where the lock's queue admits it at once; a plain lock and every shape share that one queue, so they
    * exclude each other as its rule says (etcd-queue-order.ts).
    */
   async acquireShared(key: string, shape: LockShape, token: string, leaseMs: number, holder: string): Promise<AcquireResult> {
     assertOwnershipToken(token);
-    return this.shared.acquire(key, shape, token, leaseMs, holder);
+    return this.calls.attempt(key, token, () => this.attempts.shaped(key, shape, token, leaseMs, holder));
   }
 
   /** A waiting read/write lock or semaphore, in the same queue as plain waiters (see acquireInQueue). */
@@ -194,14 +171,14 @@ export class EtcdLockStore implements LockStore {
   }
 
   /**
-   * Ends every wait, stops release listeners and minimum-hold timers (a held key then stays until its etcd
-   * lease runs out: at least the hold, as promised), lets background revokes finish for up to one
-   * command timeout, and closes the client if the store opened it.
+   * Ends every wait and lets single attempts in flight finish (a grant they receive now is given back),
+   * stops release listeners and minimum-hold timers (a held key then stays until its etcd lease runs out:
+   * at least the hold, as promised), lets background revokes finish for up to one command timeout, and
+   * closes the client if the store opened it.
    */
   async close(): Promise<void> {
-    this.closing.abort(new LockStoreUnavailableError('acquire', '*', { cause: new Error('the etcd store was closed') }));
     // Aborted waits end within a turn or a request; their clean-up (revoking their lease) is queued then.
-    await Promise.all([...this.waiting]);
+    await this.calls.close();
     for (const timer of this.holds) clearTimeout(timer);
     this.holds.clear();
     for (const watch of [...this.listeners]) watch.cancel();
@@ -210,23 +187,14 @@ export class EtcdLockStore implements LockStore {
     if (this.options.ownsClient) this.context.client.close();
   }
 
-  /**
-   * Runs one queued wait. Closing the store ends every wait at once (with a store error), so shutdown never
-   * waits for waitMs. The store-lifetime signal is followed only while this wait lasts: it would collect a
-   * listener per wait.
-   */
+  /** Runs one queued wait (see EtcdCallsInFlight.wait), after checking its ownership token. */
   private queued(request: QueuedAcquireRequest, wait: (signal: AbortSignal) => Promise<QueuedAcquireOutcome>): Promise<QueuedAcquireOutcome> {
     try {
       assertOwnershipToken(request.token);
     } catch (error) {
       return Promise.reject(error);
     }
-    const followed = request.signal ? followSignals(request.signal, this.closing.signal) : undefined;
-    const outcome = wait(followed?.signal ?? this.closing.signal);
-    const settled = outcome.catch(() => undefined).finally(() => followed?.stop());
-    this.waiting.add(settled);
-    void settled.finally(() => this.waiting.delete(settled));
-    return outcome;
+    return this.calls.wait(request, wait);
   }
 
   private afterHold(keepMs: number, endHold: () => void): void {

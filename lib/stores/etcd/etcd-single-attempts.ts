@@ -20,7 +20,8 @@ const PERMIT_ROUNDS = 8;
 type Attempt = { readonly granted: true; readonly fencingToken: number } | { readonly granted: false; readonly ttlMs: number };
 
 /**
- * Single attempts at read/write locks and semaphores (`acquireShared`): the key is put only where the
+ * Single attempts (`acquire`, `acquireShared`). A plain lock's key is put only on an empty lock (one
+ * transaction), as etcd's `Mutex.TryLock` does. A read/write lock's or semaphore's key is put only where the
  * queue's rule (etcd-queue-order.ts) admits it at the back of the queue, so a denied attempt leaves
  * nothing behind and never overtakes a waiter. A writer is granted on an empty lock (as a plain lock is),
  * a reader on a lock of readers only (one transaction comparing the two non-reader ranges empty), a permit
@@ -33,10 +34,32 @@ type Attempt = { readonly granted: true; readonly fencingToken: number } | { rea
  * uses for every waiting writer); a key queued for a caller that was told "denied" could become the holder
  * before the caller asks again, and hold for nobody until its lease ran out.
  */
-export class EtcdSharedAttempts {
+export class EtcdSingleAttempts {
   constructor(private readonly context: EtcdStoreContext) {}
 
-  async acquire(key: string, shape: LockShape, token: string, leaseMs: number, holder: string): Promise<AcquireResult> {
+  async plain(key: string, token: string, leaseMs: number, holder: string): Promise<AcquireResult> {
+    const { rpc, commands, layout } = this.context;
+    const sentAt = Date.now();
+    const lease = await this.context.grantLease('acquire', key, leaseMs);
+    const waiterKey = layout.waiterKey(key, lease.id);
+    const value = encodeWaiterValue({ holder, leaseMs });
+    // Without an answer the key may exist: revoking the lease deletes it, or keeps a late put from landing.
+    const outcome = await commands.run(
+      'acquire',
+      key,
+      (options) => acquireTxn(rpc, options, { lock: layout.lockRange(key), waiterKey, leaseId: lease.id, value }),
+      () => this.context.revokeLater(lease),
+    );
+    if (!outcome.granted) {
+      this.context.revokeLater(lease);
+      return { acquired: false, ttlMs: holderTtl(outcome.owner) };
+    }
+    const { fencingToken } = outcome;
+    this.context.remember(token, { key, waiterKey, fencingToken, holder, leaseId: lease.id, ttlSeconds: lease.ttlSeconds, leaseMs, refreshedAt: sentAt });
+    return { acquired: true, fencingToken };
+  }
+
+  async shaped(key: string, shape: LockShape, token: string, leaseMs: number, holder: string): Promise<AcquireResult> {
     const again = await this.heldAlready(key, token);
     if (again) return again;
     const name = lockShapeName(shape);
