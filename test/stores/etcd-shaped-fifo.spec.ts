@@ -66,7 +66,7 @@ describe('etcd store: read/write locks and semaphores queue in etcd', () => {
     const [first, second] = await Promise.all([r1, r2]);
     expect(granted.sort()).toEqual([1, 2]);
     // The writer's deletion went to the two readers it admitted, to nobody else.
-    expect((await eventsSent()) - sent).toBe(2);
+    await until(async () => (await eventsSent()) - sent === 2, 'the wake-ups of the writer’s release');
     expect(first.fencingToken).toBeGreaterThan(writer.fencingToken);
     expect(second.fencingToken).toBeGreaterThan(writer.fencingToken);
     // Readers that came after the waiting writer stay out while readers hold (writer-preferring).
@@ -77,7 +77,7 @@ describe('etcd store: read/write locks and semaphores queue in etcd', () => {
     await second.release();
     const written = await w3;
     expect(granted).toEqual([1, 2, 3]);
-    expect((await eventsSent()) - sent).toBe(1);
+    await until(async () => (await eventsSent()) - sent === 1, 'the wake-up of the last reader’s release');
     expect(written.fencingToken).toBeGreaterThan(Math.max(first.fencingToken, second.fencingToken));
 
     await written.release();

@@ -207,7 +207,9 @@ describe('etcd: read/write locks and semaphores, each hold its own key', () => {
     // b's key moves to a new lease (extend): the permit key behind a holds only by its own N.
     expect(await store.renew([{ key: 'moved', token: b, leaseMs: 20_000 }])).toEqual([true]);
     expect((await store.list('moved')).map((lock) => lock.holder)).toEqual(['a', 'b']);
-    expect(await store.acquireShared('moved', { permits: 3 }, randomUUID(), 10_000, 'c')).toMatchObject({ acquired: true });
+    const c = randomUUID();
+    expect(await store.acquireShared('moved', { permits: 3 }, c, 10_000, 'c')).toMatchObject({ acquired: true });
+    for (const token of [a, b, c]) expect(await store.release('moved', token, 0)).toBe(true);
   });
 
   it('serves a changed N first come first served: a waiter of a lowered N waits for fewer holders than it, and a larger N behind it waits for it', async () => {
@@ -215,13 +217,14 @@ describe('etcd: read/write locks and semaphores, each hold its own key', () => {
     await store.acquireShared('lowered', { permits: 3 }, a, 10_000, 'a');
     await store.acquireShared('lowered', { permits: 3 }, b, 10_000, 'b');
     const order: string[] = [];
-    const wait = (holder: string, shape: LockShape): Promise<QueuedAcquireOutcome> =>
+    const [tokenX, tokenY] = [randomUUID(), randomUUID()];
+    const wait = (holder: string, token: string, shape: LockShape): Promise<QueuedAcquireOutcome> =>
       store
-        .acquireSharedQueued({ key: 'lowered', token: randomUUID(), leaseMs: 10_000, holder, deadline: Date.now() + 60_000 }, shape)
+        .acquireSharedQueued({ key: 'lowered', token, leaseMs: 10_000, holder, deadline: Date.now() + 60_000 }, shape)
         .then((outcome) => (order.push(holder), outcome));
-    const x = wait('x', { permits: 1 });
+    const x = wait('x', tokenX, { permits: 1 });
     await until(async () => (await holders('lowered')).length === 3, 'x queued');
-    const y = wait('y', { permits: 3 });
+    const y = wait('y', tokenY, { permits: 3 });
     await until(async () => (await holders('lowered')).length === 4, 'y queued');
     // Two hold, fewer than y's N, but x came first and needs fewer than one.
     expect(await store.acquireShared('lowered', { permits: 3 }, randomUUID(), 10_000, 'once')).toMatchObject({ acquired: false });
@@ -233,5 +236,7 @@ describe('etcd: read/write locks and semaphores, each hold its own key', () => {
     expect((await store.list('lowered')).map((lock) => lock.holder)).toEqual(['x', 'y']);
     const fence = (outcome: QueuedAcquireOutcome): number => (outcome.result.acquired ? outcome.result.fencingToken : NaN);
     expect(fence(behind)).toBeGreaterThan(fence(granted));
+    expect(await store.release('lowered', tokenX, 0)).toBe(true);
+    expect(await store.release('lowered', tokenY, 0)).toBe(true);
   });
 });

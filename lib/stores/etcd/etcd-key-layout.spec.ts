@@ -35,8 +35,6 @@ describe('EtcdKeyLayout', () => {
 
 describe('EtcdKeyLayout of read/write locks and semaphores', () => {
   const layout = new EtcdKeyLayout('lock:');
-  const inRange = (range: { key: Buffer; range_end: Buffer }, key: Buffer): boolean =>
-    Buffer.compare(key, range.key) >= 0 && Buffer.compare(key, range.range_end) < 0;
 
   it('names shaped keys inside the lock’s range, and reads lock key and shape back', () => {
     for (const shape of ['plain', 'read', 'write', 'permits'] as const) {
