@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { exitOf, forkWorker } from '../support/child-process';
 import { redisUrl, testPrefix } from '../support/test-prefix';
+import { startEtcdCluster, type EtcdCluster } from '../../scripts/servers/etcd-server';
 import { openPostgresTestDatabase, type PostgresTestDatabase } from '../stores/postgres-test-database';
 import { postgresWorkerEnv } from './workers/worker-store';
 
@@ -62,17 +63,24 @@ function replay(history: readonly string[], permits?: number): Replay {
 jest.setTimeout(180_000);
 
 let db: PostgresTestDatabase | undefined;
-afterAll(() => db?.stop());
+let etcd: EtcdCluster | undefined;
+afterAll(async () => {
+  await db?.stop();
+  await etcd?.stop();
+});
 
 // The workers lock on the store named; the history and the counter stay on the run's Redis either way.
 const STORES: Array<[string, () => NodeJS.ProcessEnv]> = [
   ['Redis', () => ({})],
   ['PostgreSQL', () => postgresWorkerEnv(db!.url)],
+  // Waiters of every shape queue in etcd (FIFO across the processes), as plain ones do.
+  ['etcd', () => ({ LOCK_TEST_STORE: 'etcd', ETCD_ENDPOINTS: etcd!.endpoints.join(',') })],
 ];
 
 describe.each(STORES)('shaped locks across processes on %s', (name, env) => {
   beforeAll(async () => {
     if (name === 'PostgreSQL') db = await openPostgresTestDatabase(__filename);
+    if (name === 'etcd') etcd = await startEtcdCluster();
   });
 
   const run = async (shape: string): Promise<{ replayed: Replay; counter: number; writes: number }> => {

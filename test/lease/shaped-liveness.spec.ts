@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { exitOf, forkWorker, nextMessage } from '../support/child-process';
 import { createLockApp, type LockApp } from '../support/lock-app';
 import { redisUrl, testPrefix } from '../support/test-prefix';
+import { startEtcdCluster, type EtcdCluster } from '../../scripts/servers/etcd-server';
 import { openPostgresTestDatabase, type PostgresTestDatabase } from '../stores/postgres-test-database';
 import type { LockModuleOptions } from '../../lib/index';
 import { postgresWorkerEnv } from './workers/worker-store';
@@ -15,11 +16,23 @@ interface Store {
 }
 
 let db: PostgresTestDatabase | undefined;
-afterAll(() => db?.stop());
+let etcd: EtcdCluster | undefined;
+afterAll(async () => {
+  await db?.stop();
+  await etcd?.stop();
+});
 
 const STORES: Array<[string, Store]> = [
   ['Redis', { options: (keyPrefix) => ({ redis: redisUrl(), keyPrefix }), env: () => ({}) }],
   ['PostgreSQL', { options: (keyPrefix) => ({ store: 'postgres', postgres: db!.url, keyPrefix }), env: () => postgresWorkerEnv(db!.url) }],
+  // A 500 ms election timeout makes the server's shortest lease 1 s, so LEASE_MS is one it grants as asked.
+  [
+    'etcd',
+    {
+      options: (keyPrefix) => ({ store: 'etcd', etcd: etcd!.endpoints, keyPrefix }),
+      env: () => ({ LOCK_TEST_STORE: 'etcd', ETCD_ENDPOINTS: etcd!.endpoints.join(',') }),
+    },
+  ],
 ];
 
 describe.each(STORES)('liveness of shaped locks on %s: a SIGKILLed holder', (name, store) => {
@@ -27,6 +40,7 @@ describe.each(STORES)('liveness of shaped locks on %s: a SIGKILLed holder', (nam
   let app: LockApp;
   beforeAll(async () => {
     if (name === 'PostgreSQL') db = await openPostgresTestDatabase(__filename);
+    if (name === 'etcd') etcd = await startEtcdCluster({ heartbeatMs: 50, electionMs: 500 });
     app = await createLockApp(store.options(prefix));
   });
   afterAll(() => app.close());

@@ -7,7 +7,7 @@ import { EtcdKeyLayout } from '../../lib/stores/etcd/etcd-key-layout';
 import { startEtcdCluster, type EtcdCluster } from '../../scripts/servers/etcd-server';
 import { createLockApp } from '../support/lock-app';
 import { testPrefix } from '../support/test-prefix';
-import { openObserver, queueOf, until } from './etcd-test-support';
+import { EtcdTap, isAcquire, openObserver, queueOf, until } from './etcd-test-support';
 
 /** A stock-timed member (election 1 s): it grants no lease shorter than 2 s. */
 describe('EtcdLockStore against a real etcd', () => {
@@ -129,6 +129,29 @@ describe('EtcdLockStore against a real etcd', () => {
       await held.release();
     } finally {
       await holder.close();
+    }
+  });
+
+  it.each([
+    ['plain lock', (store: EtcdLockStore, key: string) => store.acquire(key, randomUUID(), 10_000, 'late')],
+    ['reader', (store: EtcdLockStore, key: string) => store.acquireShared(key, { mode: 'read' }, randomUUID(), 10_000, 'late')],
+    ['writer', (store: EtcdLockStore, key: string) => store.acquireShared(key, { mode: 'write' }, randomUUID(), 10_000, 'late')],
+  ])('closes only once a single attempt in flight has its answer, and gives back a %s it granted meanwhile', async (name, attempt) => {
+    const key = `closing-${name.replace(/ /g, '-')}`;
+    const tap = new EtcdTap(cluster);
+    try {
+      const store = await createEtcdLockStore(tap.client, { keyPrefix: prefix, commandTimeoutMs: 5_000 });
+      // The attempt's put lands; its answer is on its way back when the store closes.
+      const reply = tap.holdReplyTo((request) => isAcquire(request) || (request.compare ?? []).length === 2);
+      const attempted = attempt(store, key);
+      await reply.landed;
+      const closed = store.close();
+      reply.deliver();
+      await expect(attempted).rejects.toBeInstanceOf(LockStoreUnavailableError);
+      await closed;
+      expect(await queueOf(observer, prefix, key)).toEqual([]);
+    } finally {
+      tap.close();
     }
   });
 

@@ -27,6 +27,7 @@ export async function until(condition: () => Promise<boolean>, what: string, wit
 }
 
 type TxnRequest = Parameters<Etcd3['kv']['txn']>[0];
+type RangeRequest = Parameters<Etcd3['kv']['range']>[0];
 
 /** A transaction that re-attaches an existing key to another lease: how the store extends and holds leases. */
 export function isLeaseMove(request: TxnRequest): boolean {
@@ -47,20 +48,50 @@ export interface HeldReply {
   deliver(): void;
 }
 
+/** What one transaction's answer carried: how many keys, how many of them with their values. */
+export interface TxnRead {
+  /** The transaction may put a key (an enqueue, an attempt), as opposed to a read of the queue. */
+  readonly puts: boolean;
+  readonly keys: number;
+  readonly values: number;
+}
+
+/** A request stopped on its way to etcd: none of it has reached etcd until `send()`. */
+export interface PausedRequest<R> {
+  /** Resolves with the request once the caller sent it; it now waits here. */
+  readonly reached: Promise<R>;
+  /** Lets the request go on to etcd. */
+  send(): void;
+}
+
+type Pause<R> = { matches: (request: R) => boolean; reached: (request: R) => void; gate: Promise<void> };
+
+function pause<R>(matches: (request: R) => boolean): [Pause<R>, PausedRequest<R>] {
+  let reached!: (request: R) => void;
+  let send!: () => void;
+  const gate = new Promise<void>((resolve) => (send = resolve));
+  const paused: PausedRequest<R> = { reached: new Promise<R>((resolve) => (reached = resolve)), send };
+  return [{ matches, reached, gate }, paused];
+}
+
 /**
  * Network-fault injection on a real client that a store is handed (nothing about locks is simulated):
  * the reply to one chosen transaction is held back while the transaction itself reaches etcd and takes
- * effect (an answer lost or late on its way back), the next reads fail as if the member were
+ * effect (an answer lost or late on its way back), one chosen request is stopped before it leaves (so a
+ * test can act between two requests of one call), the next reads fail as if the member were
  * unreachable, and every lease revoke the client sends is tracked, so a test can wait until those sent
  * so far were answered instead of guessing how long they take.
  */
 export class EtcdTap {
   readonly client: Etcd3;
   private holdNext?: { matches: (request: TxnRequest) => boolean; landed: () => void; gate: Promise<void> };
+  private pausedTxn?: Pause<TxnRequest>;
+  private pausedRange?: Pause<RangeRequest>;
   private failingRanges = 0;
   private refusingRevokes = false;
   private afterTtl?: (leaseId: string) => Promise<unknown>;
   private readonly revokes = new Set<Promise<unknown>>();
+  private reads?: TxnRead[];
 
   constructor(cluster: EtcdCluster) {
     this.client = new Etcd3({ hosts: cluster.endpoints });
@@ -68,8 +99,18 @@ export class EtcdTap {
     const txn = kv.txn.bind(kv);
     const range = kv.range.bind(kv);
     kv.txn = async (request, options) => {
+      const paused = this.pausedTxn;
+      if (paused?.matches(request)) {
+        this.pausedTxn = undefined;
+        paused.reached(request);
+        await paused.gate;
+      }
       const held = this.holdNext;
-      if (!held?.matches(request)) return txn(request, options);
+      if (!held?.matches(request)) {
+        const reply = await txn(request, options);
+        this.record(request, reply);
+        return reply;
+      }
       this.holdNext = undefined;
       // No deadline: the request must land whatever the caller's timeout, as one stuck on the way back does.
       const reply = await txn(request);
@@ -78,6 +119,12 @@ export class EtcdTap {
       return reply;
     };
     kv.range = async (request, options) => {
+      const paused = this.pausedRange;
+      if (paused?.matches(request)) {
+        this.pausedRange = undefined;
+        paused.reached(request);
+        await paused.gate;
+      }
       if (this.failingRanges > 0) {
         this.failingRanges--;
         throw new Error('14 UNAVAILABLE: injected: the member did not answer');
@@ -116,6 +163,37 @@ export class EtcdTap {
     const reply: HeldReply = { landed: new Promise<void>((resolve) => (landed = resolve)), deliver };
     this.holdNext = { matches, landed, gate };
     return reply;
+  }
+
+  /** Stops the next transaction (or range read) that `matches` before it is sent, until `send()`. */
+  pauseBefore(kind: 'txn', matches: (request: TxnRequest) => boolean): PausedRequest<TxnRequest>;
+  pauseBefore(kind: 'range', matches: (request: RangeRequest) => boolean): PausedRequest<RangeRequest>;
+  pauseBefore(
+    kind: 'txn' | 'range',
+    matches: ((request: TxnRequest) => boolean) | ((request: RangeRequest) => boolean),
+  ): PausedRequest<TxnRequest> | PausedRequest<RangeRequest> {
+    if (kind === 'txn') {
+      const [next, paused] = pause(matches as (request: TxnRequest) => boolean);
+      this.pausedTxn = next;
+      return paused;
+    }
+    const [next, paused] = pause(matches as (request: RangeRequest) => boolean);
+    this.pausedRange = next;
+    return paused;
+  }
+
+  /** From now on, what each transaction answered on this client read (a live list), until `stop()`. */
+  recordTxnReads(): { readonly txns: readonly TxnRead[]; stop(): void } {
+    const txns: TxnRead[] = [];
+    this.reads = txns;
+    return { txns, stop: () => void (this.reads = undefined) };
+  }
+
+  private record(request: TxnRequest, reply: Awaited<ReturnType<Etcd3['kv']['txn']>>): void {
+    if (!this.reads) return;
+    const kvs = reply.responses.flatMap((response) => response.response_range?.kvs ?? []);
+    const puts = [...(request.success ?? []), ...(request.failure ?? [])].some((op) => op.request_put !== undefined);
+    this.reads.push({ puts, keys: kvs.length, values: kvs.filter((kv) => kv.value.length > 0).length });
   }
 
   /** The next `count` reads (kv range requests) fail at once with a gRPC UNAVAILABLE error. */

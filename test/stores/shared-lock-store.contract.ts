@@ -17,11 +17,26 @@ function fence(result: AcquireResult): number {
   return result.fencingToken;
 }
 
+/** Where a store departs from the contract, said by the store's own spec. */
+export interface SharedContractOptions {
+  /**
+   * How a waiting writer keeps new readers out (writer preference):
+   * - `'single-attempts'`: a writer's single attempt turned away with `waitingMs > 0` keeps new readers
+   *   out for that long, and each attempt of the same token starts it anew (Redis, PostgreSQL, memory:
+   *   their waiters retry `acquireShared`). Only readers: other writers are not kept out by it.
+   * - `'queue'`: only a writer waiting in the store's own queue (`acquireSharedQueued`) keeps them out; a
+   *   single attempt keeps nobody out, whatever its `waitingMs` (etcd, whose waiting writers LockService
+   *   always queues).
+   * @default 'single-attempts'
+   */
+  readonly waitingWriters?: 'single-attempts' | 'queue';
+}
+
 /**
  * The contract of `LockStore.acquireShared`, one section per shape: read/write locks and semaphores, as
- * every store that offers them keeps it (the Redis, PostgreSQL and memory stores run it).
+ * every store that offers them keeps it (the Redis, PostgreSQL, etcd and memory stores run it).
  */
-export function describeSharedLockStoreContract(name: string, create: () => Promise<ContractSubject>): void {
+export function describeSharedLockStoreContract(name: string, create: () => Promise<ContractSubject>, contract: SharedContractOptions = {}): void {
   describe(`${name} keeps the shared lock contract`, () => {
     let subject: ContractSubject;
     let store: LockStore;
@@ -60,28 +75,71 @@ export function describeSharedLockStoreContract(name: string, create: () => Prom
         expect((await take(write, WRITE)).acquired).toBe(false);
       });
 
-      it('keeps new readers out once a writer waits (writer-preferring), and lets them in after the writer', async () => {
-        const k = key();
-        const reader = token();
-        await take(k, READ, reader);
-        const writer = token();
-        expect((await take(k, WRITE, writer)).acquired).toBe(false);
-        expect((await take(k, READ)).acquired).toBe(false);
-        expect(await store.release(k, reader, 0)).toBe(true);
-        const written = fence(await take(k, WRITE, writer));
-        expect(await store.release(k, writer, 0)).toBe(true);
-        expect(fence(await take(k, READ))).toBeGreaterThan(written);
-      });
+      if (contract.waitingWriters === 'queue') {
+        /** A writer waiting in the store's queue; `queued` resolves once it keeps readers out. */
+        const queuedWriter = async (k: string, signal?: AbortSignal) => {
+          const writer = token();
+          const outcome = store.acquireSharedQueued!({ key: k, token: writer, leaseMs: 10_000, holder: 'test', deadline: Date.now() + 60_000, signal }, WRITE);
+          // A reader let in before the writer queued would hold ahead of it: each probe gives its grant back.
+          await eventually(async () => {
+            const probe = token();
+            const read = await take(k, READ, probe);
+            if (read.acquired) await store.release(k, probe, 0);
+            return !read.acquired;
+          });
+          return { writer, outcome };
+        };
 
-      it('keeps readers out only while a turned-away writer goes on asking: not for a single attempt, and not past its waiting bound', async () => {
-        const k = key();
-        await take(k, READ);
-        expect((await take(k, { mode: 'write', waitingMs: 0 })).acquired).toBe(false);
-        expect((await take(k, READ)).acquired).toBe(true);
-        expect((await take(k, { mode: 'write', waitingMs: 30 })).acquired).toBe(false);
-        expect((await take(k, READ)).acquired).toBe(false);
-        await eventually(async () => (await take(k, READ)).acquired);
-      });
+        it('keeps new readers out once a writer waits in the queue (writer-preferring), and lets them in after the writer', async () => {
+          const k = key();
+          const reader = token();
+          await take(k, READ, reader);
+          const { writer, outcome } = await queuedWriter(k);
+          expect((await take(k, READ)).acquired).toBe(false);
+          expect(await store.release(k, reader, 0)).toBe(true);
+          const written = (await outcome).result;
+          expect(written.acquired).toBe(true);
+          expect(await store.release(k, writer, 0)).toBe(true);
+          expect(fence(await take(k, READ))).toBeGreaterThan(fence(written));
+        });
+
+        it('keeps readers out only while a writer waits in the queue: never for a single attempt, whatever its waitingMs, and not once the writer gave up', async () => {
+          const k = key();
+          await take(k, READ);
+          expect((await take(k, { mode: 'write', waitingMs: 0 })).acquired).toBe(false);
+          expect((await take(k, READ)).acquired).toBe(true);
+          expect((await take(k, { mode: 'write', waitingMs: 10_000 })).acquired).toBe(false);
+          expect((await take(k, READ)).acquired).toBe(true);
+          const gaveUp = new AbortController();
+          const { outcome } = await queuedWriter(k, gaveUp.signal);
+          gaveUp.abort(new Error('the caller gave up'));
+          await expect(outcome).rejects.toThrow('the caller gave up');
+          await eventually(async () => (await take(k, READ)).acquired);
+        });
+      } else {
+        it('keeps new readers out once a writer waits (writer-preferring), and lets them in after the writer', async () => {
+          const k = key();
+          const reader = token();
+          await take(k, READ, reader);
+          const writer = token();
+          expect((await take(k, WRITE, writer)).acquired).toBe(false);
+          expect((await take(k, READ)).acquired).toBe(false);
+          expect(await store.release(k, reader, 0)).toBe(true);
+          const written = fence(await take(k, WRITE, writer));
+          expect(await store.release(k, writer, 0)).toBe(true);
+          expect(fence(await take(k, READ))).toBeGreaterThan(written);
+        });
+
+        it('keeps readers out only while a turned-away writer goes on asking: not for a single attempt, and not past its waiting bound', async () => {
+          const k = key();
+          await take(k, READ);
+          expect((await take(k, { mode: 'write', waitingMs: 0 })).acquired).toBe(false);
+          expect((await take(k, READ)).acquired).toBe(true);
+          expect((await take(k, { mode: 'write', waitingMs: 30 })).acquired).toBe(false);
+          expect((await take(k, READ)).acquired).toBe(false);
+          await eventually(async () => (await take(k, READ)).acquired);
+        });
+      }
 
       it('fences every grant of the key above every earlier one, in either mode and a plain lock', async () => {
         const k = key();
@@ -108,6 +166,7 @@ export function describeSharedLockStoreContract(name: string, create: () => Prom
         expect(await store.release(k, a, 0)).toBe(true);
         expect(await store.release(k, a, 0)).toBe(false);
         expect(await store.renew([{ key: k, token: a, leaseMs: 20_000 }, { key: k, token: b, leaseMs: 20_000 }])).toEqual([false, true]);
+        // A turned-away writer keeps readers out, never the next writer.
         expect((await take(k, WRITE)).acquired).toBe(false);
         expect(await store.release(k, b, 0)).toBe(true);
         expect((await take(k, WRITE)).acquired).toBe(true);

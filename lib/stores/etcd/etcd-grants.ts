@@ -1,3 +1,5 @@
+import { encodeWaiterValue } from './etcd-key-layout.js';
+
 /** An etcd lease the store granted. */
 export interface EtcdLease {
   readonly id: string;
@@ -22,6 +24,11 @@ export interface EtcdGrant {
   /** The key's create revision: the fencing token, and what every token-checked transaction compares. */
   readonly fencingToken: number;
   readonly holder: string;
+  /**
+   * A semaphore's N, kept in the key's value wherever the key moves (a new lease length, a minimum hold):
+   * the permit keys behind it are admitted by it. Absent for every other shape.
+   */
+  readonly permits?: number;
   /** The etcd lease the key is attached to; changes when the lease length changes. */
   leaseId: string;
   ttlSeconds: number;
@@ -30,6 +37,11 @@ export interface EtcdGrant {
   refreshedAt: number;
   /** Set while a move to another lease has an unknown outcome (see `settleMove`). */
   moving?: EtcdPendingMove;
+}
+
+/** The value of the grant's key when it moves to a lease of `leaseMs` (its holder, the length, a semaphore's N). */
+export function grantValue(grant: EtcdGrant, leaseMs: number): Buffer {
+  return encodeWaiterValue({ holder: grant.holder, leaseMs, permits: grant.permits });
 }
 
 /** Every lease the grant's key may be attached to: its own, and the one an unanswered move may have put it on. */

@@ -32,3 +32,33 @@ describe('EtcdKeyLayout', () => {
     expect(decodeWaiterValue(Buffer.from('written by hand'))).toEqual({ holder: '?', leaseMs: Infinity });
   });
 });
+
+describe('EtcdKeyLayout of read/write locks and semaphores', () => {
+  const layout = new EtcdKeyLayout('lock:');
+
+  it('names shaped keys inside the lock’s range, and reads lock key and shape back', () => {
+    for (const shape of ['plain', 'read', 'write', 'permits'] as const) {
+      const waiter = layout.waiterKey('a', '255', shape);
+      expect(inRange(layout.lockRange('a'), waiter)).toBe(true);
+      expect(layout.parse(waiter)).toEqual({ key: 'a', shape });
+    }
+    expect(layout.waiterKey('k', '1', 'read').toString()).toBe('lock:k\u0000r0000000000000001');
+    expect(layout.parse(Buffer.from('lock:k\u0000x0000000000000001'))).toBeUndefined();
+  });
+
+  it('puts every key but the readers’ of a lock in its non-reader ranges, and no reader', () => {
+    const ranges = layout.nonReaderRanges('a');
+    const anyRange = (key: Buffer): boolean => ranges.some((range) => inRange(range, key));
+    for (const id of ['0', '1', String(2n ** 63n - 1n)]) {
+      expect(anyRange(layout.waiterKey('a', id, 'plain'))).toBe(true);
+      expect(anyRange(layout.waiterKey('a', id, 'write'))).toBe(true);
+      expect(anyRange(layout.waiterKey('a', id, 'permits'))).toBe(true);
+      expect(anyRange(layout.waiterKey('a', id, 'read'))).toBe(false);
+      expect(anyRange(layout.waiterKey('ab', id, 'write'))).toBe(false);
+    }
+  });
+
+  it('keeps a semaphore’s N in the value', () => {
+    expect(decodeWaiterValue(encodeWaiterValue({ holder: 'h', leaseMs: 5, permits: 3 }))).toEqual({ holder: 'h', leaseMs: 5, permits: 3 });
+  });
+});

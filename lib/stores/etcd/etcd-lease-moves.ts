@@ -1,5 +1,4 @@
-import type { EtcdGrant } from './etcd-grants.js';
-import { encodeWaiterValue } from './etcd-key-layout.js';
+import { grantValue, type EtcdGrant } from './etcd-grants.js';
 import type { EtcdStoreContext } from './etcd-store-context.js';
 import { revision } from './txns/etcd-rpc.js';
 import { revokeLease } from './txns/leases.rpc.js';
@@ -24,7 +23,7 @@ export async function keepForMinimumHold(
     moved = await settleMove(context, grant, 'release');
     if (moved) {
       const hold = await context.grantHold(grant.key, keepMs);
-      const value = encodeWaiterValue({ holder: grant.holder, leaseMs: keepMs });
+      const value = grantValue(grant, keepMs);
       moved = await context.commands.run('release', grant.key, (options) =>
         moveToLeaseTxn(context.rpc, options, { waiterKey: grant.waiterKey, createRevision: grant.fencingToken, fromLeaseId: grant.leaseId, leaseId: hold.id, value }),
       );
@@ -53,7 +52,7 @@ export async function keepForMinimumHold(
 export async function reletGrant(context: EtcdStoreContext, grant: EtcdGrant, leaseMs: number, sentAt: number): Promise<boolean> {
   if (!(await settleMove(context, grant, 'renew'))) return false;
   const lease = await context.grantLease('renew', grant.key, leaseMs);
-  const value = encodeWaiterValue({ holder: grant.holder, leaseMs });
+  const value = grantValue(grant, leaseMs);
   let moved: boolean;
   try {
     moved = await context.commands.run('renew', grant.key, (options) =>

@@ -1,10 +1,9 @@
 import type { Etcd3 } from 'etcd3';
-import { LockStoreUnavailableError } from '../../errors/lock-store-unavailable.error.js';
-import { followSignals } from '../../support/follow-signals.js';
 import type {
   AcquireResult,
   ForceReleaseResult,
   HeldLock,
+  LockShape,
   LockStore,
   QueuedAcquireOutcome,
   QueuedAcquireRequest,
@@ -12,19 +11,20 @@ import type {
   RenewRequest,
 } from '../lock-store.interface.js';
 import { watchDeletions, type DeletionWatch } from './etcd-deletion-watch.js';
-import { decodeWaiterValue, encodeWaiterValue } from './etcd-key-layout.js';
 import type { ShortLeasePolicy } from './etcd-lease-length.js';
 import { leasesOf } from './etcd-grants.js';
 import { keepForMinimumHold, reletGrant, settleMove, unsettledOutcome } from './etcd-lease-moves.js';
+import { EtcdCallsInFlight } from './etcd-calls-in-flight.js';
 import { EtcdLockInspection } from './etcd-lock-inspection.js';
 import { acquireInQueue } from './etcd-lock-queue.js';
 import { etcdQueueBackend } from './etcd-queue.backend.js';
 import { EtcdRenewal } from './etcd-renewal.js';
+import { EtcdSingleAttempts } from './etcd-single-attempts.js';
 import { EtcdStoreContext } from './etcd-store-context.js';
-import { acquireTxn } from './txns/acquire.txn.js';
 import { leaseTtl } from './txns/leases.rpc.js';
 import { releaseTxn } from './txns/release.txn.js';
 import { assertOwnershipToken } from '../ownership-token.js';
+import { lockShapeName } from '../lock-shape.js';
 
 export interface EtcdLockStoreOptions {
   readonly keyPrefix: string;
@@ -39,10 +39,12 @@ export interface EtcdLockStoreOptions {
 }
 
 /**
- * The lease protocol on etcd, after its `concurrency.Mutex`: every acquisition puts its own key under the
- * lock's prefix, attached to its own etcd lease; the key with the lowest create revision owns the lock and
- * that revision is the fencing token (strictly increasing, linearizable, kept through member failures).
- * Waiters queue in etcd itself and each watches only its predecessor. Renewals are explicit keep-alives
+ * The lease protocol on etcd, after its `concurrency.Mutex` and `recipes.RWMutex`: every acquisition puts
+ * its own key under the lock's prefix, attached to its own etcd lease; the keys queue by create revision,
+ * the front of the queue holds (one plain holder or writer, readers together, up to N permit holders: see
+ * etcd-queue-order.ts), and a holder's create revision is its fencing token (strictly increasing,
+ * linearizable, kept through member failures). Waiters queue in etcd itself and each watches only what it
+ * waits for (a plain waiter its predecessor). Renewals are explicit keep-alives
  * the library's watchdog sends, never etcd3's background keep-alive (which reports a loss only after two
  * TTLs): the library's local deadline always comes first. The transactions live in `txns/`.
  */
@@ -50,10 +52,10 @@ export class EtcdLockStore implements LockStore {
   private readonly context: EtcdStoreContext;
   private readonly inspection: EtcdLockInspection;
   private readonly renewal: EtcdRenewal;
+  private readonly attempts: EtcdSingleAttempts;
+  private readonly calls: EtcdCallsInFlight;
   private readonly holds = new Set<NodeJS.Timeout>();
   private readonly listeners = new Set<DeletionWatch>();
-  private readonly closing = new AbortController();
-  private readonly waiting = new Set<Promise<unknown>>();
 
   constructor(
     client: Etcd3,
@@ -61,6 +63,8 @@ export class EtcdLockStore implements LockStore {
   ) {
     this.context = new EtcdStoreContext(client, { ...options, shortLeases: options.shortLeases ?? 'reject' });
     this.inspection = new EtcdLockInspection(this.context.rpc, this.context.commands, this.context.layout);
+    this.attempts = new EtcdSingleAttempts(this.context);
+    this.calls = new EtcdCallsInFlight(this.context);
     this.renewal = new EtcdRenewal(this.context.rpc, this.context.commands, this.context.grants, {
       relet: (grant, leaseMs, sentAt) => reletGrant(this.context, grant, leaseMs, sentAt),
       settle: (grant) => settleMove(this.context, grant, 'renew'),
@@ -71,43 +75,32 @@ export class EtcdLockStore implements LockStore {
 
   async acquire(key: string, token: string, leaseMs: number, holder: string): Promise<AcquireResult> {
     assertOwnershipToken(token);
-    const { rpc, commands, layout } = this.context;
-    const sentAt = Date.now();
-    const lease = await this.context.grantLease('acquire', key, leaseMs);
-    const waiterKey = layout.waiterKey(key, lease.id);
-    const value = encodeWaiterValue({ holder, leaseMs });
-    // Without an answer the key may exist: revoking the lease deletes it, or keeps a late put from landing.
-    const outcome = await commands.run(
-      'acquire',
-      key,
-      (options) => acquireTxn(rpc, options, { lock: layout.lockRange(key), waiterKey, leaseId: lease.id, value }),
-      () => this.context.revokeLater(lease),
-    );
-    if (!outcome.granted) {
-      this.context.revokeLater(lease);
-      // The holder's requested length stands in for its remaining TTL: asking etcd costs another round trip.
-      const { leaseMs: holderLeaseMs } = decodeWaiterValue(outcome.owner.value);
-      return { acquired: false, ttlMs: Number.isFinite(holderLeaseMs) ? holderLeaseMs : -1 };
-    }
-    const { fencingToken } = outcome;
-    this.context.remember(token, { key, waiterKey, fencingToken, holder, leaseId: lease.id, ttlSeconds: lease.ttlSeconds, leaseMs, refreshedAt: sentAt });
-    return { acquired: true, fencingToken };
+    return this.calls.attempt(key, token, () => this.attempts.plain(key, token, leaseMs, holder));
   }
 
   acquireQueued(request: QueuedAcquireRequest): Promise<QueuedAcquireOutcome> {
-    try {
-      assertOwnershipToken(request.token);
-    } catch (error) {
-      return Promise.reject(error);
-    }
-    // Closing the store ends every wait at once (with a store error), so shutdown never waits for waitMs.
-    // The store-lifetime signal is followed only while this wait lasts: it would collect a listener per wait.
-    const followed = request.signal ? followSignals(request.signal, this.closing.signal) : undefined;
-    const outcome = acquireInQueue({ ...request, signal: followed?.signal ?? this.closing.signal }, etcdQueueBackend(this.context));
-    const settled = outcome.catch(() => undefined).finally(() => followed?.stop());
-    this.waiting.add(settled);
-    void settled.finally(() => this.waiting.delete(settled));
-    return outcome;
+    return this.queued(request, (signal) => acquireInQueue({ ...request, signal }, 'plain', 0, etcdQueueBackend(this.context, 'plain')));
+  }
+
+  /**
+   * Read/write locks and semaphores, one attempt (see EtcdSingleAttempts): the shaped key is put only
+   * where the lock's queue admits it at once; a plain lock and every shape share that one queue, so they
+   * exclude each other as its rule says (etcd-queue-order.ts).
+   */
+  async acquireShared(key: string, shape: LockShape, token: string, leaseMs: number, holder: string): Promise<AcquireResult> {
+    assertOwnershipToken(token);
+    return this.calls.attempt(key, token, () => this.attempts.shaped(key, shape, token, leaseMs, holder));
+  }
+
+  /** A waiting read/write lock or semaphore, in the same queue as plain waiters (see acquireInQueue). */
+  acquireSharedQueued(request: QueuedAcquireRequest, shape: LockShape): Promise<QueuedAcquireOutcome> {
+    const name = lockShapeName(shape);
+    return this.queued(request, (signal) => acquireInQueue({ ...request, signal }, name, shape.permits ?? 0, etcdQueueBackend(this.context, name, shape.permits)));
+  }
+
+  /** Every shape waits in the lock's queue: FIFO across instances, each waiter woken by what it waits for. */
+  queuesShape(): boolean {
+    return true;
   }
 
   async release(key: string, token: string, keepMs: number): Promise<boolean> {
@@ -178,20 +171,30 @@ export class EtcdLockStore implements LockStore {
   }
 
   /**
-   * Ends every wait, stops release listeners and minimum-hold timers (a held key then stays until its etcd
-   * lease runs out: at least the hold, as promised), lets background revokes finish for up to one
-   * command timeout, and closes the client if the store opened it.
+   * Ends every wait and lets single attempts in flight finish (a grant they receive now is given back),
+   * stops release listeners and minimum-hold timers (a held key then stays until its etcd lease runs out:
+   * at least the hold, as promised), lets background revokes finish for up to one command timeout, and
+   * closes the client if the store opened it.
    */
   async close(): Promise<void> {
-    this.closing.abort(new LockStoreUnavailableError('acquire', '*', { cause: new Error('the etcd store was closed') }));
     // Aborted waits end within a turn or a request; their clean-up (revoking their lease) is queued then.
-    await Promise.all([...this.waiting]);
+    await this.calls.close();
     for (const timer of this.holds) clearTimeout(timer);
     this.holds.clear();
     for (const watch of [...this.listeners]) watch.cancel();
     this.listeners.clear();
     await this.context.tasks.settle(this.options.commandTimeoutMs);
     if (this.options.ownsClient) this.context.client.close();
+  }
+
+  /** Runs one queued wait (see EtcdCallsInFlight.wait), after checking its ownership token. */
+  private queued(request: QueuedAcquireRequest, wait: (signal: AbortSignal) => Promise<QueuedAcquireOutcome>): Promise<QueuedAcquireOutcome> {
+    try {
+      assertOwnershipToken(request.token);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.calls.wait(request, wait);
   }
 
   private afterHold(keepMs: number, endHold: () => void): void {

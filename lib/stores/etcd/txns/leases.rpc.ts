@@ -1,7 +1,12 @@
 import type { CallOptions, EtcdRpc } from './etcd-rpc.js';
 
-/** etcd's answer to a keep-alive, revoke or TTL question about a lease that no longer exists. */
+/** etcd's answer to a keep-alive, revoke or TTL question about a lease that no longer exists, or to a put onto one. */
 const LEASE_NOT_FOUND = /requested lease not found/;
+
+/** Whether etcd refused a request because the lease it names no longer exists. */
+export function isLeaseNotFound(error: unknown): boolean {
+  return error instanceof Error && LEASE_NOT_FOUND.test(error.message);
+}
 
 export async function grantLease(rpc: EtcdRpc, options: CallOptions, ttlSeconds: number): Promise<{ id: string; ttlSeconds: number }> {
   const reply = await rpc.lease.leaseGrant({ TTL: ttlSeconds }, options);
@@ -15,7 +20,7 @@ export async function revokeLease(rpc: EtcdRpc, options: CallOptions, id: string
     await rpc.lease.leaseRevoke({ ID: id }, options);
     return true;
   } catch (error) {
-    if (LEASE_NOT_FOUND.test((error as Error).message)) return false;
+    if (isLeaseNotFound(error)) return false;
     throw error;
   }
 }
