@@ -5,6 +5,7 @@ import { get } from 'node:http';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { freePort } from './redis-server';
+import { stopProcess } from './server-probes';
 
 /** One etcd member process owned by a test; its data dir and ports survive `kill()` so `start()` can bring it back. */
 export interface EtcdMember {
@@ -183,7 +184,7 @@ class MemberProcess implements EtcdMember {
   }
 
   pause(): void {
-    if (this.running) this.child!.kill('SIGSTOP');
+    if (this.running) stopProcess(this.child!);
   }
 
   resume(): void {

@@ -3,6 +3,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
+import { stopProcess } from './server-probes';
 
 /** A private redis-server (or redis-sentinel) process owned by a test (or by the whole run). */
 export interface RedisServer {
@@ -100,7 +101,7 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
       port,
       pid: child.pid!,
       dir,
-      pause: () => child.kill('SIGSTOP'),
+      pause: () => stopProcess(child),
       resume: () => child.kill('SIGCONT'),
       stop: async () => {
         process.off('exit', killOnExit);

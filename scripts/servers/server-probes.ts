@@ -1,3 +1,5 @@
+import type { ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { Redis } from 'ioredis';
 
 /**
@@ -30,5 +32,32 @@ export async function askRedis<T>(port: number, query: (redis: Redis) => Promise
     return await query(redis);
   } finally {
     redis.disconnect();
+  }
+}
+
+/**
+ * SIGSTOP, returning only once every thread of the process has stopped. `kill` returns when the signal is
+ * queued; a thread running on the other core goes on until it is next scheduled, and on a loaded box that
+ * was long enough for a server to answer one more request that a test had paused it to leave unanswered.
+ */
+export function stopProcess(child: ChildProcess): void {
+  child.kill('SIGSTOP');
+  const giveUpAt = Date.now() + 5_000;
+  while (!allThreadsStopped(child.pid!)) {
+    if (Date.now() > giveUpAt) throw new Error(`process ${child.pid} did not stop within 5 s of SIGSTOP`);
+  }
+}
+
+function allThreadsStopped(pid: number): boolean {
+  try {
+    return readdirSync(`/proc/${pid}/task`).every((task) => {
+      // The state is the field after the command name, which is in parentheses and may hold spaces.
+      const stat = readFileSync(`/proc/${pid}/task/${task}/stat`, 'utf8');
+      const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+      return state === 'T' || state === 't' || state === 'Z' || state === 'X';
+    });
+  } catch {
+    // No /proc (not Linux), or the process is gone: nothing to wait for.
+    return true;
   }
 }

@@ -4,6 +4,7 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from './redis-server';
+import { stopProcess } from './server-probes';
 
 /** Debian's zookeeper package: the server jar (its dependencies are named in its manifest). */
 const ZOOKEEPER_JAR = '/usr/share/java/zookeeper.jar';
@@ -188,7 +189,7 @@ class MemberProcess implements ZookeeperMember {
   }
 
   pause(): void {
-    if (this.running) this.child!.kill('SIGSTOP');
+    if (this.running) stopProcess(this.child!);
   }
 
   resume(): void {
