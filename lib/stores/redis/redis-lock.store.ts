@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { LockConfigError } from '../../errors/lock-config.error.js';
 import { LockStoreUnavailableError } from '../../errors/lock-store-unavailable.error.js';
 import { globForRedis } from '../key-glob.js';
 import type {
@@ -17,7 +16,8 @@ import type {
 } from '../lock-store.interface.js';
 import { GrantChannel } from './channels/grant-channel.js';
 import { ReleaseChannel } from './channels/release-channel.js';
-import { RedisCommands, replyCode } from './commands/redis-commands.js';
+import { RedisCommands } from './commands/redis-commands.js';
+import { checkWaitAllowed } from './commands/wait-allowed.check.js';
 import type { RedisConnection } from './connection/redis-connection.js';
 import { connected, escapeGlob, primaries, scanAll } from './connection/redis-nodes.js';
 import { RedisFairQueue } from './fair-queue/redis-fair-queue.js';
@@ -237,23 +237,9 @@ export class RedisLockStore implements LockStore {
     return reply.taken ? { released: true, lock } : { released: false, reason: 'fencing-mismatch', current: lock };
   }
 
-  /**
-   * With `replicas`, whether the server takes WAIT (an ACL without it, a managed service that disables it:
-   * every grant would be released again). Rejects with `LockConfigError` naming `replicas` and the server's
-   * reason when it refuses, with `LockStoreUnavailableError` when it does not answer or answers with a
-   * state it passes through (BUSY, LOADING, MASTERDOWN...). Asked at startup.
-   */
-  async checkAcknowledgements(): Promise<void> {
-    const { acknowledgement } = this.commands;
-    if (!acknowledgement) return;
-    try {
-      await this.commands.run('ping', '*', undefined, (client) => client.wait(0, 0));
-    } catch (error) {
-      // The cause keeps the reply error's name (RedisCommands.describe): the server answered, and refused.
-      const cause = error instanceof LockStoreUnavailableError && error.cause instanceof Error ? error.cause : undefined;
-      if (!cause || !isRefusal(cause)) throw error;
-      throw new LockConfigError('replicas', acknowledgement.replicas, `a server that takes WAIT (${cause.message}); allow it for this user (+wait) or set replicas: 0`);
-    }
+  /** With `replicas`, whether the server takes WAIT: asked at startup (see commands/wait-allowed.check.ts). */
+  checkAcknowledgements(): Promise<void> {
+    return checkWaitAllowed(this.commands);
   }
 
   async ping(): Promise<void> {
@@ -276,16 +262,6 @@ function tokenError(token: string): Error {
   const problem = ownershipTokenProblem(token);
   if (problem) return problem;
   return new TypeError(`An ownership token must not contain "${LOCK_VALUE_SEPARATOR}" (got one of ${token.length} characters).`);
-}
-
-/**
- * Whether the server refused the command for good: Redis names passing states by their own code (BUSY,
- * LOADING, MASTERDOWN, CLUSTERDOWN, TRYAGAIN, READONLY), and a command it will not run by `ERR` (unknown or
- * renamed away, a managed service's "not available", a replica) or `NOPERM` (an ACL).
- */
-function isRefusal(error: Error): boolean {
-  const code = replyCode(error);
-  return code === 'ERR' || code === 'NOPERM';
 }
 
 function ignore(): void {}

@@ -1,4 +1,4 @@
-import { handOffLua, QUEUE_ENTRY_PATTERN, QUEUE_TTL_MS, type QueueKeys } from './queue.lua.js';
+import { handOffLua, QUEUE_TTL_MS, renewEntryLua, type QueueKeys } from './queue.lua.js';
 import { heldByLua, fenceOfLua } from './lock-value.js';
 import { defineScript, publishingLua } from './redis-script.js';
 
@@ -27,27 +27,7 @@ function queueCheckLua(publish: string): string {
   return `
 local value = redis.pcall('GET', KEYS[1])
 local ours = type(value) == 'string' and string.find(value, '^[-wq][^|]+|%d+|')
-local now = math.floor(tonumber(ARGV[3]) / 1000)
-local position
-local kept = 0
-for _, entry in ipairs(redis.call('LRANGE', KEYS[3], 0, -1)) do
-  local written, heartbeat, _, _, token = string.match(entry, '${QUEUE_ENTRY_PATTERN}')
-  if token == ARGV[1] then
-    if position then
-      redis.call('LREM', KEYS[3], 0, entry)
-    else
-      redis.call('LSET', KEYS[3], kept, ARGV[2])
-      kept = kept + 1
-      position = kept
-    end
-  elseif written and tonumber(written) / 1000 + tonumber(heartbeat) < now then
-    -- Dead (its heartbeat ran out on this caller's clock): gone now, wherever it stands, rather than when
-    -- a hand-off reaches it or the queue expires (which this very look postpones).
-    redis.call('LREM', KEYS[3], 0, entry)
-  else
-    kept = kept + 1
-  end
-end
+${renewEntryLua('KEYS[3]', 'ARGV[1]', 'ARGV[2]', 'ARGV[3]')}
 if ours and ${heldByLua('value', 'ARGV[1]')} then
   if position then redis.call('LREM', KEYS[3], 0, ARGV[2]) end
   return {1, tonumber(${fenceOfLua('value', 'ARGV[1]')}), 0}

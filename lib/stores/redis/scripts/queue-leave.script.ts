@@ -1,4 +1,4 @@
-import { handOffLua, QUEUE_ENTRY_PATTERN, type QueueKeys } from './queue.lua.js';
+import { dropEntriesLua, handOffLua, type QueueKeys } from './queue.lua.js';
 import { heldByLua, fenceOfLua } from './lock-value.js';
 import { defineScript, publishingLua } from './redis-script.js';
 
@@ -18,12 +18,7 @@ import { defineScript, publishingLua } from './redis-script.js';
  */
 function queueLeaveLua(publish: string): string {
   return `
-local now = math.floor(tonumber(ARGV[2]) / 1000)
-for _, entry in ipairs(redis.call('LRANGE', KEYS[3], 0, -1)) do
-  local written, heartbeat, _, _, token = string.match(entry, '${QUEUE_ENTRY_PATTERN}')
-  -- Dead entries go too (their heartbeat ran out on this caller's clock), as at a queue check.
-  if token == ARGV[1] or (written and tonumber(written) / 1000 + tonumber(heartbeat) < now) then redis.call('LREM', KEYS[3], 0, entry) end
-end
+${dropEntriesLua('KEYS[3]', 'ARGV[1]', 'ARGV[2]')}
 local value = redis.pcall('GET', KEYS[1])
 if type(value) == 'string' and ${heldByLua('value', 'ARGV[1]')} then
   local fence = ${fenceOfLua('value', 'ARGV[1]')}

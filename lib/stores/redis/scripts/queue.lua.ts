@@ -96,11 +96,9 @@ export function handOffLua(names: HandOffNames): string {
     ? `if token == ${names.self.token} then
         redis.call('SET', ${names.lockKey}, 'q' .. token .. '|' .. fence .. '|' .. holder, 'PX', ${names.self.leaseMs})
       else
-        redis.call('SET', ${names.lockKey}, 'q' .. token .. '|' .. fence .. '|' .. holder, 'PX', ttl)
-        redis.call('${names.publish}', grants .. instance, 'g|' .. waiter .. '|' .. fence .. '|' .. redis.sha1hex(token .. '|' .. fence))
+        redis.call('SET', ${names.lockKey}, 'q' .. token .. '|' .. fence .. '|' .. holder, 'PX', ttl)${announceGrantLua(names.publish, 'queue')}
       end`
-    : `redis.call('SET', ${names.lockKey}, 'q' .. token .. '|' .. fence .. '|' .. holder, 'PX', ttl)
-      redis.call('${names.publish}', grants .. instance, 'g|' .. waiter .. '|' .. fence .. '|' .. redis.sha1hex(token .. '|' .. fence))`;
+    : `redis.call('SET', ${names.lockKey}, 'q' .. token .. '|' .. fence .. '|' .. holder, 'PX', ttl)${announceGrantLua(names.publish, 'queue')}`;
   return `
   local handedTo, handedFence
   local now = math.floor(tonumber(${names.clock}) / 1000)
@@ -110,9 +108,6 @@ export function handOffLua(names: HandOffNames): string {
     if written and tonumber(written) / 1000 + tonumber(ttl) >= now then
       ${nextFenceLua('fenceKey', names.clock)}
       ${grant}
-      -- The queue lives as long as it is used: its TTL is renewed now and then, one hand-off in a hundred
-      -- on average (the millisecond digits of the token ending in 00; the last three count within one).
-      if string.sub(fence, -5, -4) == '00' then redis.call('PEXPIRE', queue, ${QUEUE_TTL_MS}) end
       handedTo, handedFence = token, fence
       break
     end
@@ -121,12 +116,71 @@ export function handOffLua(names: HandOffNames): string {
 }
 
 /**
- * Lua that tells the first waiter of the queue to look again in `delayMs` (a Lua expression): after a
- * release that keeps the key for its minimum hold, or a force-release.
+ * Lua that tells a waiter of `queue` the key (or a hold of it) was handed to it, on its instance's grant
+ * channel (`g|waiter|fence|proof`, see {@link grantProof}). Expects the locals `grants`, `instance`, `waiter`,
+ * `token` (of the waiter's entry) and `fence`. The queue lives as long as it is used: a waiter that joined
+ * with a plain RPUSHX and is handed the key before its first look renews nothing, so its TTL is renewed here
+ * now and then, one hand-off in a hundred on average (the millisecond digits of the token ending in 00; the
+ * last three count within one).
  */
-export function recheckFirstLua(publish: string, delayMs: string): string {
+export function announceGrantLua(publish: string, queue: string): string {
   return `
-  local first = redis.call('LINDEX', queue, 0)
+      redis.call('${publish}', grants .. instance, 'g|' .. waiter .. '|' .. fence .. '|' .. redis.sha1hex(token .. '|' .. fence))
+      if string.sub(fence, -5, -4) == '00' then redis.call('PEXPIRE', ${queue}, ${QUEUE_TTL_MS}) end`;
+}
+
+/**
+ * Lua of a waiter's look at `queue` (a queue check): renews its entry (found by `token`) to `renewedEntry`
+ * in place, drops its duplicates (a re-sent join) and every entry whose heartbeat ran out on the caller's
+ * clock (`clock`, µs), wherever it stands, rather than when a hand-off reaches it or the queue expires
+ * (which this very look postpones). Leaves `position`, the waiter's place (1 is first), nil when its entry
+ * is gone.
+ */
+export function renewEntryLua(queue: string, token: string, renewedEntry: string, clock: string): string {
+  return `
+local alive = math.floor(tonumber(${clock}) / 1000)
+local position
+local kept = 0
+for _, entry in ipairs(redis.call('LRANGE', ${queue}, 0, -1)) do
+  local written, heartbeat, _, _, entryToken = string.match(entry, '${QUEUE_ENTRY_PATTERN}')
+  if entryToken == ${token} then
+    if position then
+      redis.call('LREM', ${queue}, 0, entry)
+    else
+      redis.call('LSET', ${queue}, kept, ${renewedEntry})
+      kept = kept + 1
+      position = kept
+    end
+  elseif written and tonumber(written) / 1000 + tonumber(heartbeat) < alive then
+    redis.call('LREM', ${queue}, 0, entry)
+  else
+    kept = kept + 1
+  end
+end`;
+}
+
+/**
+ * Lua of a waiter leaving `queue`: every entry of `token` goes (it is found by its token: the caller may
+ * not know which entry a call with an unknown outcome left), and so does every dead one (its heartbeat ran
+ * out on the caller's clock, `clock` in µs), as at a queue check.
+ */
+export function dropEntriesLua(queue: string, token: string, clock: string): string {
+  return `
+local alive = math.floor(tonumber(${clock}) / 1000)
+for _, entry in ipairs(redis.call('LRANGE', ${queue}, 0, -1)) do
+  local written, heartbeat, _, _, entryToken = string.match(entry, '${QUEUE_ENTRY_PATTERN}')
+  if entryToken == ${token} or (written and tonumber(written) / 1000 + tonumber(heartbeat) < alive) then redis.call('LREM', ${queue}, 0, entry) end
+end`;
+}
+
+/**
+ * Lua that tells the first waiter of `queue` (the local of that name: the plain queue by default) to look
+ * again in `delayMs` (a Lua expression): after a release that keeps the key for its minimum hold, or a
+ * force-release.
+ */
+export function recheckFirstLua(publish: string, delayMs: string, queue = 'queue'): string {
+  return `
+  local first = redis.call('LINDEX', ${queue}, 0)
   if first then
     local _, _, instance, waiter = string.match(first, '${QUEUE_ENTRY_PATTERN}')
     if instance then redis.call('${publish}', grants .. instance, 'r|' .. waiter .. '|' .. ${delayMs}) end

@@ -1,3 +1,5 @@
+import { nextFenceLua } from './fence.lua.js';
+
 /**
  * Lua shared by the scripts that keep read/write locks and semaphores (see shared-acquire.script.ts), all of
  * one lock key's state in one hash at the lock key itself, so a Cluster node serves it whole (one key, one
@@ -63,6 +65,47 @@ for i = 1, #fields, 2 do
   end
 end
 local earliest = earliestHolder or earliestWriter`;
+}
+
+/**
+ * Lua functions that grant holds by the state {@link sharedStateLua} tallied (expects its locals and `now`),
+ * shared by every script that grants one. Both read and update `mode`, `holders` and `earliest` as they go, so a
+ * script that grants several holds in one step counts each one.
+ *
+ * - `grantable(shape, n)`: whether one more hold in `shape` may be granted now ('r', 'w', or 'p' with the
+ *   `n` permits of the call asking). A reader while only readers hold the key and no writer waits
+ *   (writer-preferring: `writers` counts the turned-away writers' marks); a writer when nobody holds it; a
+ *   permit while only permit holders hold it, fewer than `n` of them.
+ * - `grantHold(token, shape, ttl, holder)`: grants it, with a fencing token from the slot's counter at
+ *   `fenceKey` (the one plain grants use) and a deadline `ttl` ms from now; returns the token (digits), or
+ *   nil when `token` holds already (a re-sent join, queued twice, meeting its own grant: never granted
+ *   twice, nor its deadline cut to a hand-off's). The caller keeps the key's expiry at or past the deadline.
+ */
+export function sharedGrantLua(lockKey: string, fenceKey: string, clock: string): string {
+  return `
+local function grantable(shape, n)
+  if shape == 'p' and n < 1 then return false end
+  if holders == 0 then return shape ~= 'r' or writers == 0 end
+  if mode ~= shape then return false end
+  if shape == 'r' then return writers == 0 end
+  return shape == 'p' and holders < n
+end
+local function grantHold(token, shape, ttl, holder)
+  ${nextFenceLua(fenceKey, clock)}
+  local deadline = now + ttl
+  local hold = string.format('%.0f', deadline) .. '|' .. fence .. '|' .. holder
+  if holders == 0 then
+    -- Nobody holds: the token cannot either (expired holds are gone), and the mode is set in the same write.
+    redis.call('HSET', ${lockKey}, 'm', shape, '#' .. token, hold)
+    mode = shape
+  elseif redis.call('HSETNX', ${lockKey}, '#' .. token, hold) == 0 then
+    return nil
+  end
+  holders = holders + 1
+  if not earliest or deadline < earliest then earliest = deadline end
+  if shape == 'w' then redis.call('HDEL', ${lockKey}, '~' .. token) end
+  return fence
+end`;
 }
 
 /**
