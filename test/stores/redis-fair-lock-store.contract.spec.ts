@@ -5,10 +5,14 @@ import { RedisLockStore } from '../../lib/stores/redis/redis-lock.store';
 import { createRedisConnection } from '../../lib/stores/redis/connection/redis-client.factory';
 import { redisUrl, testPrefix } from '../support/test-prefix';
 import { describeLockStoreContract } from './lock-store.contract';
+import { describeSharedLockStoreContract } from './shared-lock-store.contract';
 
 const fairStore = (keyPrefix: string) => new RedisLockStore(createRedisConnection(redisUrl()), { keyPrefix, commandTimeoutMs: 5_000, fair: true });
 
 describeLockStoreContract('RedisLockStore with fair: true', async () => ({ store: fairStore(testPrefix(__filename)) }));
+
+// Its single attempts of a shape that queues (permits) serve the shaped waiters' queue first: the same contract.
+describeSharedLockStoreContract('RedisLockStore with fair: true', async () => ({ store: fairStore(testPrefix(__filename)) }));
 
 describe('RedisLockStore with fair: true, its queue', () => {
   const prefix = testPrefix(__filename);

@@ -5,6 +5,8 @@ import { keySlot } from './key-slot.js';
 const HASH_SLOTS = 16384;
 /** After the reserved character: what marks a fencing counter's key. */
 const FENCE_KEY_MARK = 'fence:';
+/** After the reserved character: what marks the queue of a key's shaped waiters. */
+export const SHARED_QUEUE_MARK = 'shared-queue:';
 let slotTags: string[] | undefined;
 
 /**
@@ -68,6 +70,16 @@ export class RedisKeyLayout {
     return { tag, fenceKey: this.fenceKeyOfSlot(slot), queueKey: this.queueKeyOfTag(tag, lockKey) };
   }
 
+  /**
+   * The names the shaped waiters' queue scripts use for a lock key (see scripts/shared-queue.lua.ts): the
+   * queue of read/write and semaphore waiters, beside the plain one, in the same slot.
+   */
+  sharedQueueNames(lockKey: string): { tag: string; fenceKey: string; queueKey: string } {
+    const slot = keySlot(lockKey);
+    const tag = slotTag(slot);
+    return { tag, fenceKey: this.fenceKeyOfSlot(slot), queueKey: this.sharedQueueKeyOfTag(tag, lockKey) };
+  }
+
   /** One string per slot, made once: every acquisition needs one. */
   private fenceKeyOfSlot(slot: number): string {
     return (this.fenceKeys[slot] ??= this.fenceKeyOfTag(slotTag(slot)));
@@ -103,6 +115,15 @@ export class RedisKeyLayout {
 
   private queueKeyOfTag(tag: string, lockKey: string): string {
     return `${this.prefix}${RESERVED_KEY_PREFIX}queue:{${tag}}${lockKey.slice(this.prefix.length)}`;
+  }
+
+  /** The queue of a lock key's shaped waiters (see scripts/shared-queue.lua.ts). */
+  sharedQueueKey(lockKey: string): string {
+    return this.sharedQueueKeyOfTag(this.slotTag(lockKey), lockKey);
+  }
+
+  private sharedQueueKeyOfTag(tag: string, lockKey: string): string {
+    return `${this.prefix}${RESERVED_KEY_PREFIX}${SHARED_QUEUE_MARK}{${tag}}${lockKey.slice(this.prefix.length)}`;
   }
 
   /** Where `instance` hears about grants to its waiters of the slot named by `tag`. */

@@ -28,6 +28,7 @@ import { RedisRenewals } from './renewals/redis-renewals.js';
 import { ACQUIRE_IF_NO_QUEUE_SCRIPT } from './scripts/acquire-queued.script.js';
 import { ACQUIRE_SCRIPT, parseAcquireReply, type AcquireInput } from './scripts/acquire.script.js';
 import { SHARED_ACQUIRE_SCRIPT, type SharedAcquireInput } from './scripts/shared-acquire.script.js';
+import { SHARED_ACQUIRE_IF_NO_QUEUE_SCRIPT } from './scripts/shared-acquire-queued.script.js';
 import { FORCE_RELEASE_SCRIPT } from './scripts/force-release.script.js';
 import { INSPECT_SCRIPT } from './scripts/inspect.script.js';
 import { INSPECT_SHARED_SCRIPT } from './scripts/inspect-shared.script.js';
@@ -69,6 +70,10 @@ export class RedisLockStore implements LockStore {
   readonly acquireQueued?: (request: QueuedAcquireRequest) => Promise<QueuedAcquireOutcome>;
   /** Present with `fair`: false for a key not found queued lately (see `LockStore.queuesAtOnce`). */
   readonly queuesAtOnce?: (key: string) => boolean;
+  /** Present with `fair`: shaped waiters queue too (see `LockStore.acquireSharedQueued`). */
+  readonly acquireSharedQueued?: (request: QueuedAcquireRequest, shape: LockShape) => Promise<QueuedAcquireOutcome>;
+  /** Present with `fair`: which shapes queue (see {@link queuesShape}). */
+  readonly queuesShape?: (shape: LockShape) => boolean;
   private readonly fair: boolean;
   /** `:<prefix length>:`, the release script's argument after the slot tag. */
   private readonly prefixLengthArg: string;
@@ -95,19 +100,28 @@ export class RedisLockStore implements LockStore {
         epoch: () => connection.epoch,
         release: (key, token) => this.release(key, token, 0),
       });
-      this.acquireQueued = (request) => {
-        if (request.token === '' || request.token.includes(LOCK_VALUE_SEPARATOR)) return Promise.reject(tokenError(request.token));
-        return queue.acquire(request);
-      };
+      this.acquireQueued = (request) => withToken(request.token, () => queue.acquire(request));
       // Its plain attempt (ACQUIRE_IF_NO_QUEUE_SCRIPT) is turned away while a waiter stands in line.
       this.queuesAtOnce = (key) => queue.foundQueued(this.layout.lockKey(key));
+      this.acquireSharedQueued = (request, shape) => withToken(request.token, () => queue.acquireShared(request, shape));
+      this.queuesShape = queuesShape;
     }
   }
 
-  /** Read/write locks and semaphores: one hash at the lock key (see scripts/shared-hold.lua.ts). */
+  /**
+   * Read/write locks and semaphores: one hash at the lock key (see scripts/shared-hold.lua.ts). With `fair`,
+   * a single attempt in a shape that queues serves the shaped waiters' queue first and never overtakes it
+   * (see scripts/shared-acquire-queued.script.ts).
+   */
   acquireShared(key: string, shape: LockShape, token: string, leaseMs: number, holder: string): Promise<AcquireResult> {
     if (token === '' || token.includes(LOCK_VALUE_SEPARATOR)) return Promise.reject(tokenError(token));
     const lockKey = this.layout.lockKey(key);
+    if (this.fair && queuesShape(shape)) {
+      const { tag, fenceKey, queueKey } = this.layout.sharedQueueNames(lockKey);
+      const grantChannelBase = this.layout.grantChannel(tag, '');
+      const input = { lockKey, fenceKey, queueKey, token, leaseMs, holder, clockMicros: clockMicros(), shape, grantChannelBase };
+      return this.commands.runScript('acquire', key, SHARED_ACQUIRE_IF_NO_QUEUE_SCRIPT, input, this.cleanUpAcquire);
+    }
     const input: SharedAcquireInput = { lockKey, fenceKey: this.layout.fenceKey(lockKey), token, leaseMs, holder, clockMicros: clockMicros(), shape };
     if (this.commands.acknowledgement) return this.acquireAcknowledged(key, SHARED_ACQUIRE_SCRIPT, input);
     return this.commands.runScript('acquire', key, SHARED_ACQUIRE_SCRIPT, input, this.cleanUpAcquire);
@@ -257,11 +271,24 @@ export class RedisLockStore implements LockStore {
   }
 }
 
+/**
+ * Which shaped waiters queue with `fair`: semaphore permits. Read/write locks keep their writer-preferring
+ * retry on release notifications (see docs/lock-shapes.md).
+ */
+function queuesShape(shape: LockShape): boolean {
+  return shape.permits !== undefined;
+}
+
 /** Tokens are written into the lock value between separators (see scripts/lock-value.ts). */
 function tokenError(token: string): Error {
   const problem = ownershipTokenProblem(token);
   if (problem) return problem;
   return new TypeError(`An ownership token must not contain "${LOCK_VALUE_SEPARATOR}" (got one of ${token.length} characters).`);
+}
+
+/** The queued acquisitions' token check (the plain and shaped single attempts make it inline: the hot path). */
+function withToken<T>(token: string, call: () => Promise<T>): Promise<T> {
+  return token === '' || token.includes(LOCK_VALUE_SEPARATOR) ? Promise.reject(tokenError(token)) : call();
 }
 
 function ignore(): void {}

@@ -6,10 +6,11 @@ import { grantProof, QUEUE_HEARTBEAT_MS } from '../scripts/queue.lua.js';
 import type { SentCommand } from '../commands/redis-commands.js';
 import type { ContendedKeys } from './contended-keys.js';
 import type { FairQueueContext } from './fair-queue-context.js';
+import type { QueueProtocol } from './queue-protocol.js';
 import { QueueCalls } from './redis-queue-calls.js';
 import { retryDelayMs } from '../../../support/retry-delay.js';
 
-/** One acquisition's wait in one key's queue. */
+/** One acquisition's wait in one key's queue: the plain one, or its shaped waiters' (see `QueueProtocol`). */
 export class QueueWait implements GrantListener {
   private readonly calls: QueueCalls;
   private readonly heartbeatMs: number;
@@ -43,11 +44,12 @@ export class QueueWait implements GrantListener {
   constructor(
     private readonly context: FairQueueContext,
     contended: ContendedKeys,
+    protocol: QueueProtocol,
     private readonly request: QueuedAcquireRequest,
     private readonly id: number,
   ) {
     this.heartbeatMs = Math.min(request.leaseMs, QUEUE_HEARTBEAT_MS);
-    this.calls = new QueueCalls(context, contended, request, id, this.heartbeatMs);
+    this.calls = new QueueCalls(context, contended, protocol, request, id, this.heartbeatMs);
   }
 
   private get wake(): Wake {

@@ -69,19 +69,15 @@ export function parseQueueCheckReply(reply: unknown): QueueCheckReply {
   return { status: 'gone' };
 }
 
+/** KEYS lock key, fencing counter, queue; ARGV token, renewed entry, clock, lease ms, grant channel base. */
+export function queueCheckKeysAndArgs(input: QueueCheckInput): (string | number)[] {
+  return [input.lockKey, input.fenceKey, input.queueKey, input.token, input.renewedEntry, input.clockMicros, input.leaseMs, input.grantChannelBase];
+}
+
 export const QUEUE_CHECK_SCRIPT = defineScript({
   lua: publishingLua(queueCheckLua),
   numKeys: 3,
-  keysAndArgs: (input: QueueCheckInput) => [
-    input.lockKey,
-    input.fenceKey,
-    input.queueKey,
-    input.token,
-    input.renewedEntry,
-    input.clockMicros,
-    input.leaseMs,
-    input.grantChannelBase,
-  ],
+  keysAndArgs: queueCheckKeysAndArgs,
   parse: parseQueueCheckReply,
   ownershipToken: (input) => input.token,
 });

@@ -46,10 +46,15 @@ export function parseQueueLeaveReply(reply: unknown): number | undefined {
   return value > 0 ? value : undefined;
 }
 
+/** KEYS lock key, fencing counter, queue; ARGV token, clock, grant channel base. */
+export function queueLeaveKeysAndArgs(input: QueueLeaveInput): (string | number)[] {
+  return [input.lockKey, input.fenceKey, input.queueKey, input.token, input.clockMicros, input.grantChannelBase];
+}
+
 export const QUEUE_LEAVE_SCRIPT = defineScript({
   lua: publishingLua(queueLeaveLua),
   numKeys: 3,
-  keysAndArgs: (input: QueueLeaveInput) => [input.lockKey, input.fenceKey, input.queueKey, input.token, input.clockMicros, input.grantChannelBase],
+  keysAndArgs: queueLeaveKeysAndArgs,
   parse: parseQueueLeaveReply,
   ownershipToken: (input) => input.token,
 });

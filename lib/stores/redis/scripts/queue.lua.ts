@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { nextFenceLua } from './fence.lua.js';
 import { RESERVED_KEY_PREFIX } from '../../../keys/lock-key.js';
+import { SHARED_QUEUE_MARK } from '../redis-key-layout.js';
 
 /**
  * The fair queue of one lock key, as its scripts see it (acquire-queued, queue-check, queue-leave and the
@@ -54,8 +55,9 @@ export const QUEUE_HEARTBEAT_MS = 2_000;
 export const QUEUE_TTL_MS = 2 * QUEUE_HEARTBEAT_MS + 1_000;
 
 /**
- * Defines the locals `queue`, `grants` (the grant channel without its instance), `fenceKey` and `released`
- * (the release channel) of a lock key: the names `RedisKeyLayout` gives them, built inside the script.
+ * Defines the locals `queue`, `sharedQueue` (the queue of shaped waiters, see shared-queue.lua.ts),
+ * `grants` (the grant channel without its instance), `fenceKey` and `released` (the release channel) of a
+ * lock key: the names `RedisKeyLayout` gives them, built inside the script.
  */
 export function queueNamesLua(lockKey: string, slotTag: string, prefixLength: string): string {
   const reserved = RESERVED_KEY_PREFIX;
@@ -65,6 +67,7 @@ export function queueNamesLua(lockKey: string, slotTag: string, prefixLength: st
   local tagged = '{' .. ${slotTag} .. '}'
   local userKey = string.sub(${lockKey}, plen + 1)
   local queue = prefix .. '${reserved}queue:' .. tagged .. userKey
+  local sharedQueue = prefix .. '${reserved}${SHARED_QUEUE_MARK}' .. tagged .. userKey
   local grants = prefix .. '${reserved}granted:' .. tagged
   local fenceKey = prefix .. '${reserved}fence:' .. tagged
   local released = prefix .. '${reserved}released:' .. tagged .. userKey`;
@@ -134,7 +137,7 @@ export function announceGrantLua(publish: string, queue: string): string {
  * in place, drops its duplicates (a re-sent join) and every entry whose heartbeat ran out on the caller's
  * clock (`clock`, µs), wherever it stands, rather than when a hand-off reaches it or the queue expires
  * (which this very look postpones). Leaves `position`, the waiter's place (1 is first), nil when its entry
- * is gone.
+ * is gone. Entries of either queue read alike up to the token (see shared-queue.lua.ts).
  */
 export function renewEntryLua(queue: string, token: string, renewedEntry: string, clock: string): string {
   return `

@@ -1,4 +1,4 @@
-import { listenTo, lockValue, micros, queueEntry, scriptFixture } from '../../../../test/support/redis-script-fixtures';
+import { listenTo, lockValue, micros, queueEntry, scriptFixture, sharedHold } from '../../../../test/support/redis-script-fixtures';
 import { RedisCommands } from '../commands/redis-commands';
 import { createRedisConnection } from '../connection/redis-client.factory';
 import { parseLockValue } from './lock-value';
@@ -34,6 +34,39 @@ describe('release script', () => {
       expect(await redis.exists(lock.lockKey)).toBe(0);
     } finally {
       channel.close();
+    }
+  });
+
+  it('hands a released permit to the next live waiter of the shaped queue in the same step: fenced, its heartbeat TTL, only it told, nothing announced', async () => {
+    const lock = fixture.lock();
+    await redis.set(lock.fenceKey, '10');
+    await redis.multi().hset(lock.lockKey, 'm', 'p', '#a', sharedHold(5), '#b', sharedHold(6)).pexpire(lock.lockKey, 60_000).exec();
+    await redis.rpush(
+      lock.sharedQueueKey,
+      queueEntry('dead', { shape: 'p2', expiresAt: Date.now() - 1 }),
+      queueEntry('next', { shape: 'p2', instance: 'i1', waiter: '3' }),
+      queueEntry('after', { shape: 'p2' }),
+    );
+    const [next, released] = await Promise.all([listenTo(`${lock.grants}i1`), listenTo(lock.releaseChannel)]);
+    try {
+      const told = next.next();
+      expect(await release(lock, 'a')).toBe(true);
+      const [deadline, fence] = (await redis.hget(lock.lockKey, '#next'))!.split('|');
+      expect(Number(fence)).toBeGreaterThan(10);
+      expect(Number(deadline) - Date.now()).toBeLessThanOrEqual(2_000);
+      expect(await told).toBe(`g|3|${fence}|${grantProof('next', Number(fence))}`);
+      expect(await redis.llen(lock.sharedQueueKey)).toBe(1);
+      // The freed permit went to the line, which still stands: nothing for a waiter on notifications.
+      const heard = released.next();
+      expect(await release(lock, 'b', 0)).toBe(true);
+      expect(await redis.hexists(lock.lockKey, '#after')).toBe(1);
+      expect(await redis.exists(lock.sharedQueueKey)).toBe(0);
+      // The last one served emptied the line: that release is announced (a permit may be free for others).
+      await heard;
+      expect(released.messages).toHaveLength(1);
+    } finally {
+      next.close();
+      released.close();
     }
   });
 

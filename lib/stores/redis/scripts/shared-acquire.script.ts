@@ -2,7 +2,7 @@ import type { LockShape } from '../../lock-shape.js';
 import { markWaitedForLua } from './lock-value.js';
 import { parseAcquireReply, type AcquireInput } from './acquire.script.js';
 import { defineScript } from './redis-script.js';
-import { SERVER_NOW_LUA, keepAtLeastLua, sharedGrantLua, sharedStateLua } from './shared-hold.lua.js';
+import { keepAtLeastLua, sharedLookLua } from './shared-hold.lua.js';
 
 /** The plain acquire's input (same keys, same fencing counter), and the shape asked for. */
 export interface SharedAcquireInput extends AcquireInput {
@@ -37,11 +37,8 @@ if kind ~= 'hash' and kind ~= 'none' then
   if ttl < 0 then return 0 end
   return -1 - ttl
 end
-${SERVER_NOW_LUA}
-${sharedStateLua('KEYS[1]')}
-${sharedGrantLua('KEYS[1]', 'KEYS[2]', 'ARGV[4]')}
-local mine = redis.call('HGET', KEYS[1], '#' .. ARGV[1])
-if mine then return tonumber(string.match(mine, '^%d+|(%d+)|')) end
+${sharedLookLua('KEYS[1]', 'KEYS[2]', 'ARGV[4]', 'ARGV[1]')}
+if mineFence then return tonumber(mineFence) end
 local shape = ARGV[5]
 local lease = tonumber(ARGV[2])
 if not grantable(shape, tonumber(ARGV[6])) then

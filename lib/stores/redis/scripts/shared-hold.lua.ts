@@ -1,4 +1,5 @@
 import { nextFenceLua } from './fence.lua.js';
+import { recheckFirstLua } from './queue.lua.js';
 
 /**
  * Lua shared by the scripts that keep read/write locks and semaphores (see shared-acquire.script.ts), all of
@@ -15,8 +16,9 @@ import { nextFenceLua } from './fence.lua.js';
  * and the plain scripts read a hash as somebody else's (see lock-value.ts).
  *
  * Release and renewal of a shared hold go through the plain release and renew scripts, which turn here
- * when the key holds a hash (their plain path is unchanged): a lease is released and renewed by its token
- * whatever its shape, so the watchdog's one batch renews every kind of lease.
+ * (and to shared-release.lua.ts) when the key holds a hash (their plain path is unchanged): a lease is
+ * released and renewed by its token whatever its shape, so the watchdog's one batch renews every kind of
+ * lease. With `fair: true`, shaped waiters queue beside the hash (see shared-queue.lua.ts).
  */
 
 /** Lua: `now`, the server's clock in ms. */
@@ -69,7 +71,8 @@ local earliest = earliestHolder or earliestWriter`;
 
 /**
  * Lua functions that grant holds by the state {@link sharedStateLua} tallied (expects its locals and `now`),
- * shared by every script that grants one. Both read and update `mode`, `holders` and `earliest` as they go, so a
+ * shared by every script that grants one: a direct grant, and a hand-off to the waiters of the shared
+ * queue (see shared-queue.lua.ts). Both read and update `mode`, `holders` and `earliest` as they go, so a
  * script that grants several holds in one step counts each one.
  *
  * - `grantable(shape, n)`: whether one more hold in `shape` may be granted now ('r', 'w', or 'p' with the
@@ -109,6 +112,20 @@ end`;
 }
 
 /**
+ * Lua: how every script that may grant a shared hold at `lockKey` starts: `now`, the state
+ * ({@link sharedStateLua}), the grant functions ({@link sharedGrantLua}), and `mineFence`, the fencing
+ * token (digits) of the live hold `token` has there already (a second delivery of a grant whose reply was
+ * lost, a hand-off whose message was missed), nil when it has none.
+ */
+export function sharedLookLua(lockKey: string, fenceKey: string, clock: string, token: string): string {
+  return `${SERVER_NOW_LUA}
+${sharedStateLua(lockKey)}
+${sharedGrantLua(lockKey, fenceKey, clock)}
+local mine = redis.call('HGET', ${lockKey}, '#' .. ${token})
+local mineFence = mine and string.match(mine, '^%d+|(%d+)|')`;
+}
+
+/**
  * Lua function `renewShared(key, token, leaseMs)`: 1 when `token` holds a live hold at `key` (now pushed
  * to `leaseMs` from now), 0 otherwise (missing, expired, or not a shared lock). Never creates a hold.
  */
@@ -125,38 +142,9 @@ local function renewShared(key, token, leaseMs)
 end`;
 
 /**
- * Lua: the release of a shared hold at `KEYS[1]` by token `ARGV[1]` with keep ms `ARGV[2]` (see the
- * release script); returns 1 released (or kept), 0 not ours. Every release is announced on `released`
- * (the lock's release channel, built by the caller) with `publish`: readers and permit holders come and go
- * often while others wait, and a shared release that announced only when marked would need the mark
- * kept up across holders; the plain path keeps its announce-when-marked economy.
- */
-export function releaseSharedLua(publish: string): string {
-  return `
-local field = '#' .. ARGV[1]
-local held = redis.pcall('HGET', KEYS[1], field)
-if type(held) ~= 'string' then return 0 end
-${SERVER_NOW_LUA}
-local deadline, rest = string.match(held, '^(%d+)(|.*)$')
-if tonumber(deadline) <= now then
-  redis.call('HDEL', KEYS[1], field)
-  return 0
-end
-local keep = tonumber(ARGV[2])
-if keep > 0 then
-  redis.call('HSET', KEYS[1], field, string.format('%.0f', now + keep) .. rest)
-  ${keepAtLeastLua('KEYS[1]', 'ARGV[2]')}
-  return 1
-end
-redis.call('HDEL', KEYS[1], field)
-if redis.call('HLEN', KEYS[1]) <= 1 then redis.call('DEL', KEYS[1]) end
-redis.call('${publish}', released, '')
-return 1`;
-}
-
-/**
  * Lua: the runbook's force-release of a shared lock at `KEYS[1]` (ARGV[1] the fencing token the operator
- * saw, '' for every hold; `released` the lock's release channel, built by the caller). With a token, only
+ * saw, '' for every hold; the names of `queueNamesLua`, built by the caller). The first waiter of the
+ * shared queue, if any, is told to look again at once: its look hands the freed holds on. With a token, only
  * the hold granted under it goes; without, the whole lock. Replies as the force-release script: {taken,
  * fence, holder, ttl} of the hold taken (or, when the token names no live hold, of the first live one), or
  * false when nothing lives there.
@@ -185,5 +173,6 @@ else
   redis.call('HDEL', KEYS[1], picked[1])
 end
 redis.call('${publish}', released, '')
+${recheckFirstLua(publish, '0', 'sharedQueue')}
 return {1, picked[2], picked[3], picked[4]}`;
 }

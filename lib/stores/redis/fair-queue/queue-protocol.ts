@@ -1,0 +1,46 @@
+import type { LockShape } from '../../lock-shape.js';
+import type { RedisKeyLayout } from '../redis-key-layout.js';
+import { ACQUIRE_QUEUED_SCRIPT, type QueuedReply } from '../scripts/acquire-queued.script.js';
+import { QUEUE_CHECK_SCRIPT, type QueueCheckInput, type QueueCheckReply } from '../scripts/queue-check.script.js';
+import { QUEUE_LEAVE_SCRIPT, type QueueLeaveInput } from '../scripts/queue-leave.script.js';
+import type { RedisScript } from '../scripts/redis-script.js';
+import { SHARED_ACQUIRE_QUEUED_SCRIPT, type SharedQueueJoinInput } from '../scripts/shared-acquire-queued.script.js';
+import { SHARED_QUEUE_CHECK_SCRIPT } from '../scripts/shared-queue-check.script.js';
+import { SHARED_QUEUE_LEAVE_SCRIPT } from '../scripts/shared-queue-leave.script.js';
+import { shapeOfEntry } from '../scripts/shared-queue.lua.js';
+
+/**
+ * Which queue a waiter stands in and the scripts it joins, looks at and leaves it with: the plain fair
+ * queue (scripts/queue.lua.ts), or the queue of shaped waiters (scripts/shared-queue.lua.ts). The two take
+ * the same inputs and give the same replies, so one wait (`QueueWait`, `QueueCalls`) serves both.
+ */
+export interface QueueProtocol {
+  /** The queue's names for a lock key, from one slot computation. */
+  names(layout: RedisKeyLayout, lockKey: string): { readonly tag: string; readonly fenceKey: string; readonly queueKey: string };
+  /** What the waiter's entry carries between its token and its holder ('' for a plain waiter: nothing). */
+  readonly entryShape: string;
+  /** The join (a grant, or a place at the end of the line), before `ContendedKeys` reads its replies. */
+  readonly join: RedisScript<SharedQueueJoinInput, QueuedReply>;
+  readonly check: RedisScript<QueueCheckInput, QueueCheckReply>;
+  readonly leave: RedisScript<QueueLeaveInput, number | undefined>;
+}
+
+/** Plain waiters. */
+export const PLAIN_QUEUE: QueueProtocol = {
+  names: (layout, lockKey) => layout.queueNames(lockKey),
+  entryShape: '',
+  join: ACQUIRE_QUEUED_SCRIPT,
+  check: QUEUE_CHECK_SCRIPT,
+  leave: QUEUE_LEAVE_SCRIPT,
+};
+
+/** Waiters in `shape` (read, write, or a permit of N). */
+export function sharedQueue(shape: LockShape): QueueProtocol {
+  return {
+    names: (layout, lockKey) => layout.sharedQueueNames(lockKey),
+    entryShape: `|${shapeOfEntry(shape)}`,
+    join: SHARED_ACQUIRE_QUEUED_SCRIPT,
+    check: SHARED_QUEUE_CHECK_SCRIPT,
+    leave: SHARED_QUEUE_LEAVE_SCRIPT,
+  };
+}
