@@ -99,6 +99,39 @@ describe('fair: true — one queue in Redis for every instance (plain locks, and
     }
   });
 
+  it('grants readers and writers in the order they queued: the readers at the head together, a writer alone, a reader behind it after it', async () => {
+    const queueKey = layout.sharedQueueKey(layout.lockKey('report'));
+    const writer = await apps[0]!.locks.acquire('report', { mode: 'write' });
+    const shapes = ['read', 'read', 'write', 'read'] as const;
+    const granted: number[] = [];
+    const waiting: Array<Promise<Lease>> = [];
+    for (const [i, mode] of shapes.entries()) {
+      waiting.push(apps[i + 1]!.locks.acquire('report', { mode, waitMs: 60_000 }).then((held) => (granted.push(i + 1), held)));
+      // Queue order is arrival order in Redis: let each waiter's entry land before the next one starts.
+      await until(async () => (await redis.llen(queueKey)) === i + 1);
+    }
+    // A single attempt to read does not overtake the line either.
+    expect(await apps[0]!.locks.tryAcquire('report', { mode: 'read' })).toBeNull();
+
+    await writer.release();
+    // Both readers in one step (told in whichever order their instances hear it), fenced in line order.
+    const [first, second] = await Promise.all([waiting[0]!, waiting[1]!]);
+    expect(await redis.llen(queueKey)).toBe(2);
+    expect(first.fencingToken).toBeGreaterThan(writer.fencingToken);
+    expect(second.fencingToken).toBeGreaterThan(first.fencingToken);
+    await first.release();
+    expect([...granted].sort()).toEqual([1, 2]);
+    await second.release();
+    const nextWriter = await waiting[2]!;
+    expect(nextWriter.fencingToken).toBeGreaterThan(second.fencingToken);
+    expect(granted.slice(2)).toEqual([3]);
+    await nextWriter.release();
+    const last = await waiting[3]!;
+    expect(last.fencingToken).toBeGreaterThan(nextWriter.fencingToken);
+    await last.release();
+    expect(await redis.exists(queueKey, layout.lockKey('report'))).toBe(0);
+  });
+
   it('loses no increment and issues increasing fencing tokens when 3 processes queue for one key', async () => {
     const counterKey = `${prefix}value`;
     const [processes, loops, iterations] = [3, 2, 20];

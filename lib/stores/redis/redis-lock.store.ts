@@ -70,10 +70,11 @@ export class RedisLockStore implements LockStore {
   readonly acquireQueued?: (request: QueuedAcquireRequest) => Promise<QueuedAcquireOutcome>;
   /** Present with `fair`: false for a key not found queued lately (see `LockStore.queuesAtOnce`). */
   readonly queuesAtOnce?: (key: string) => boolean;
-  /** Present with `fair`: shaped waiters queue too (see `LockStore.acquireSharedQueued`). */
+  /**
+   * Present with `fair`: waiters of every shape (readers, writers, permits) queue too, in the key's queue of
+   * shaped waiters (see `LockStore.acquireSharedQueued`; no `queuesShape`: every shape does).
+   */
   readonly acquireSharedQueued?: (request: QueuedAcquireRequest, shape: LockShape) => Promise<QueuedAcquireOutcome>;
-  /** Present with `fair`: which shapes queue (see {@link queuesShape}). */
-  readonly queuesShape?: (shape: LockShape) => boolean;
   private readonly fair: boolean;
   /** `:<prefix length>:`, the release script's argument after the slot tag. */
   private readonly prefixLengthArg: string;
@@ -104,19 +105,18 @@ export class RedisLockStore implements LockStore {
       // Its plain attempt (ACQUIRE_IF_NO_QUEUE_SCRIPT) is turned away while a waiter stands in line.
       this.queuesAtOnce = (key) => queue.foundQueued(this.layout.lockKey(key));
       this.acquireSharedQueued = (request, shape) => withToken(request.token, () => queue.acquireShared(request, shape));
-      this.queuesShape = queuesShape;
     }
   }
 
   /**
    * Read/write locks and semaphores: one hash at the lock key (see scripts/shared-hold.lua.ts). With `fair`,
-   * a single attempt in a shape that queues serves the shaped waiters' queue first and never overtakes it
-   * (see scripts/shared-acquire-queued.script.ts).
+   * a single attempt serves the shaped waiters' queue first and never overtakes it (see
+   * scripts/shared-acquire-queued.script.ts).
    */
   acquireShared(key: string, shape: LockShape, token: string, leaseMs: number, holder: string): Promise<AcquireResult> {
     if (token === '' || token.includes(LOCK_VALUE_SEPARATOR)) return Promise.reject(tokenError(token));
     const lockKey = this.layout.lockKey(key);
-    if (this.fair && queuesShape(shape)) {
+    if (this.fair) {
       const { tag, fenceKey, queueKey } = this.layout.sharedQueueNames(lockKey);
       const grantChannelBase = this.layout.grantChannel(tag, '');
       const input = { lockKey, fenceKey, queueKey, token, leaseMs, holder, clockMicros: clockMicros(), shape, grantChannelBase };
@@ -269,14 +269,6 @@ export class RedisLockStore implements LockStore {
     await this.connection.close();
     this.commands.close();
   }
-}
-
-/**
- * Which shaped waiters queue with `fair`: semaphore permits. Read/write locks keep their writer-preferring
- * retry on release notifications (see docs/lock-shapes.md).
- */
-function queuesShape(shape: LockShape): boolean {
-  return shape.permits !== undefined;
 }
 
 /** Tokens are written into the lock value between separators (see scripts/lock-value.ts). */

@@ -70,6 +70,17 @@ describe('release script', () => {
     }
   });
 
+  it('hands a released write lock to the readers at the head of the shaped queue together, and stops at the writer behind them', async () => {
+    const lock = fixture.lock();
+    await redis.multi().hset(lock.lockKey, 'm', 'w', '#w', sharedHold(5)).pexpire(lock.lockKey, 60_000).exec();
+    const behind = [queueEntry('w2', { shape: 'w' }), queueEntry('r3', { shape: 'r' })];
+    await redis.rpush(lock.sharedQueueKey, queueEntry('r1', { shape: 'r' }), queueEntry('r2', { shape: 'r' }), ...behind);
+    expect(await release(lock, 'w')).toBe(true);
+    expect(await redis.hget(lock.lockKey, 'm')).toBe('r');
+    expect((await redis.hkeys(lock.lockKey)).filter((field) => field.startsWith('#')).sort()).toEqual(['#r1', '#r2']);
+    expect(await redis.lrange(lock.sharedQueueKey, 0, -1)).toEqual(behind);
+  });
+
   it('deletes the key only for its own token, and a token that is a prefix of it is not it', async () => {
     const lock = fixture.lock();
     await redis.set(lock.lockKey, lockValue('-', 'token-12', 5), 'PX', 10_000);

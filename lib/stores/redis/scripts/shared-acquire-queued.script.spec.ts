@@ -72,6 +72,21 @@ describe('shared acquire-queued script', () => {
     expect(await permitHolders(lock)).toEqual(['#a']);
   });
 
+  it('clears a writer’s mark when it joins, so the readers ahead of it in line are served, and it waits behind them', async () => {
+    const lock = fixture.lock();
+    // A reader holds; the writer's first attempt marked it waiting, which kept the reader in line out.
+    await redis.multi().hset(lock.lockKey, 'm', 'r', '#r0', sharedHold(1), '~me', String(Date.now() + 30_000)).pexpire(lock.lockKey, 60_000).exec();
+    await redis.rpush(lock.sharedQueueKey, queueEntry('rA', { shape: 'r' }));
+    const entry = queueEntry('me', { shape: 'w' });
+    expect(await join(lock, 'me', entry)).toEqual({ granted: false, position: 1 });
+    expect(await redis.hkeys(lock.lockKey)).toEqual(expect.arrayContaining(['#r0', '#rA']));
+    expect(await redis.hexists(lock.lockKey, '~me')).toBe(0);
+    expect(await redis.lrange(lock.sharedQueueKey, 0, -1)).toEqual([entry]);
+    // A writer's single attempt turned away marks it, as without a queue.
+    expect((await once(lock, 'w2', { mode: 'write', waitingMs: 5_000 })).acquired).toBe(false);
+    expect(await redis.hexists(lock.lockKey, '~w2')).toBe(1);
+  });
+
   it('grants a single attempt a free permit when every waiter in line is dead, dropping them: a dead queue never refuses a free permit', async () => {
     const lock = fixture.lock();
     await redis.rpush(lock.sharedQueueKey, queueEntry('dead', { shape: 'p1', expiresAt: Date.now() - 1 }));

@@ -10,8 +10,9 @@ import { SHAPE_PATTERN, sharedHandOffLua, shapeOfEntry } from './shared-queue.lu
  * The shared queue's acquire (see shared-queue.lua.ts). KEYS[1] lock key, KEYS[2] fencing counter, KEYS[3]
  * the shared queue. ARGV[1] token, ARGV[2] lease ms, ARGV[3] holder, ARGV[4] the caller's clock in µs,
  * ARGV[5] the caller's queue entry (its shape in it), or '' for a single attempt that must not queue, which
- * then gives its shape in ARGV[6] ('r', 'w', 'p') and ARGV[7] (N for 'p'), ARGV[8] the slot's grant
- * channel without the instance.
+ * then gives its shape in ARGV[6] ('r', 'w', 'p') and ARGV[7] (N for 'p'; for 'w' how long a writer turned
+ * away keeps readers out, as in shared-acquire.script.ts), ARGV[8] the slot's grant channel without the
+ * instance.
  *
  * The queue is served first (holds freed since anybody looked, a crashed holder's among them, go to the
  * live waiters at its head); then the caller is granted if nobody live stands in line and the grant rule
@@ -19,8 +20,10 @@ import { SHAPE_PATTERN, sharedHandOffLua, shapeOfEntry } from './shared-queue.lu
  * whose own entry the serving reaches (a re-sent join) is granted for its whole lease. A plain lock at the
  * key turns every caller away: a waiter queues behind it, and the first in line notices its release at
  * its next look (a plain release hands nothing to this queue). A token that holds already (a second
- * delivery of a grant whose reply was lost) is granted again with its own fencing token. A waiting writer
- * is never marked here (the queue keeps readers out behind it; a mark would keep out the readers ahead).
+ * delivery of a grant whose reply was lost) is granted again with its own fencing token. A writer's single
+ * attempt turned away marks it waiting, as without a queue (its wait's first attempt, before it joins, keeps
+ * new readers out the same way); its join clears the mark: from then on its place in line keeps the
+ * readers behind it out, and a mark would keep out the readers ahead of it too.
  *
  * Reply: a fencing token (> 0) for a grant; -position for a waiter that joined the queue; for a single
  * attempt turned away, as the plain acquire's (0 when nothing is known to end, else -1 - ms until the next
@@ -38,6 +41,8 @@ n = tonumber(n) or 0
 local keyType = redis.call('TYPE', KEYS[1]).ok
 local wait
 if keyType == 'hash' or keyType == 'none' then
+  -- A writer that joins stops keeping readers out by its mark (its first attempt's): its place in line does.
+  if queued and shape == 'w' and keyType == 'hash' then redis.call('HDEL', KEYS[1], '~' .. ARGV[1]) end
   ${sharedLookLua('KEYS[1]', 'KEYS[2]', 'ARGV[4]', 'ARGV[1]')}
   if mineFence then return tonumber(mineFence) end
   local sharedQueue, grants = KEYS[3], ARGV[8]
@@ -48,6 +53,7 @@ if keyType == 'hash' or keyType == 'none' then
     ${keepAtLeastLua('KEYS[1]', 'ARGV[2]')}
     return tonumber(fence)
   end
+  if shape == 'w' and not queued then markWaitingWriter(ARGV[1], math.min(n, tonumber(ARGV[2]))) end
   wait = earliest and earliest - now or -1
 else
   wait = redis.call('PTTL', KEYS[1])
@@ -76,16 +82,16 @@ export interface SharedAcquireIfNoQueueInput extends AcquireIfNoQueueInput {
   readonly grantChannelBase: string;
 }
 
-/** KEYS lock key, fencing counter, shared queue; ARGV token, lease, holder, clock, entry, shape, N, grant channel base. */
-function keysAndArgs(input: SharedQueueJoinInput | SharedAcquireIfNoQueueInput, entry: string, shape: string): (string | number)[] {
+/** KEYS lock key, fencing counter, shared queue; ARGV token, lease, holder, clock, entry, shape, N or waiting ms, grant channel base. */
+function keysAndArgs(input: SharedQueueJoinInput | SharedAcquireIfNoQueueInput, entry: string, shape: string, n: number | ''): (string | number)[] {
   const { lockKey, fenceKey, queueKey, token, leaseMs, holder, clockMicros, grantChannelBase } = input;
-  return [lockKey, fenceKey, queueKey, token, leaseMs, holder, clockMicros, entry, shape.charAt(0), shape.slice(1), grantChannelBase];
+  return [lockKey, fenceKey, queueKey, token, leaseMs, holder, clockMicros, entry, shape, n, grantChannelBase];
 }
 
 export const SHARED_ACQUIRE_QUEUED_SCRIPT = defineScript({
   lua: builds,
   numKeys: 3,
-  keysAndArgs: (input: SharedQueueJoinInput) => keysAndArgs(input, input.entry, ''),
+  keysAndArgs: (input: SharedQueueJoinInput) => keysAndArgs(input, input.entry, '', ''),
   parse: parseQueuedReply,
   ownershipToken: (input) => input.token,
 });
@@ -94,7 +100,10 @@ export const SHARED_ACQUIRE_QUEUED_SCRIPT = defineScript({
 export const SHARED_ACQUIRE_IF_NO_QUEUE_SCRIPT = defineScript({
   lua: builds,
   numKeys: 3,
-  keysAndArgs: (input: SharedAcquireIfNoQueueInput) => keysAndArgs(input, '', shapeOfEntry(input.shape)),
+  keysAndArgs: (input: SharedAcquireIfNoQueueInput) => {
+    const { shape, leaseMs } = input;
+    return keysAndArgs(input, '', shapeOfEntry(shape).charAt(0), shape.permits ?? shape.waitingMs ?? leaseMs);
+  },
   parse: parseAcquireReply,
   ownershipToken: (input) => input.token,
 });

@@ -42,12 +42,7 @@ if mineFence then return tonumber(mineFence) end
 local shape = ARGV[5]
 local lease = tonumber(ARGV[2])
 if not grantable(shape, tonumber(ARGV[6])) then
-  local waiting = math.min(tonumber(ARGV[6]), lease)
-  if shape == 'w' and waiting > 0 then
-    redis.call('HSET', KEYS[1], '~' .. ARGV[1], string.format('%.0f', now + waiting))
-    ${keepAtLeastLua('KEYS[1]', 'waiting')}
-    if not earliest or now + waiting < earliest then earliest = now + waiting end
-  end
+  if shape == 'w' then markWaitingWriter(ARGV[1], math.min(tonumber(ARGV[6]), lease)) end
   if not earliest then return 0 end
   return -1 - (earliest - now)
 end

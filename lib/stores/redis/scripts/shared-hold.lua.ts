@@ -83,6 +83,9 @@ local earliest = earliestHolder or earliestWriter`;
  *   `fenceKey` (the one plain grants use) and a deadline `ttl` ms from now; returns the token (digits), or
  *   nil when `token` holds already (a re-sent join, queued twice, meeting its own grant: never granted
  *   twice, nor its deadline cut to a hand-off's). The caller keeps the key's expiry at or past the deadline.
+ * - `markWaitingWriter(token, waitingMs)`: records a writer turned away as waiting for `waitingMs` (0: not
+ *   at all), which keeps new readers out for that long (each of its attempts starts it anew, so a writer
+ *   that died or gave up stops blocking readers then); its grant clears it.
  */
 export function sharedGrantLua(lockKey: string, fenceKey: string, clock: string): string {
   return `
@@ -108,6 +111,12 @@ local function grantHold(token, shape, ttl, holder)
   if not earliest or deadline < earliest then earliest = deadline end
   if shape == 'w' then redis.call('HDEL', ${lockKey}, '~' .. token) end
   return fence
+end
+local function markWaitingWriter(token, waiting)
+  if waiting <= 0 then return end
+  redis.call('HSET', ${lockKey}, '~' .. token, string.format('%.0f', now + waiting))
+  ${keepAtLeastLua(lockKey, 'waiting')}
+  if not earliest or now + waiting < earliest then earliest = now + waiting end
 end`;
 }
 
