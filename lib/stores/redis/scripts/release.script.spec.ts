@@ -40,7 +40,8 @@ describe('release script', () => {
   it('hands a released permit to the next live waiter of the shaped queue in the same step: fenced, its heartbeat TTL, only it told, nothing announced', async () => {
     const lock = fixture.lock();
     await redis.set(lock.fenceKey, '10');
-    await redis.multi().hset(lock.lockKey, 'm', 'p', '#a', sharedHold(5), '#b', sharedHold(6)).pexpire(lock.lockKey, 60_000).exec();
+    // Marked `q` by the waiters' joins: the releases look at the queue.
+    await redis.multi().hset(lock.lockKey, 'm', 'p', 'q', '1', '#a', sharedHold(5), '#b', sharedHold(6)).pexpire(lock.lockKey, 60_000).exec();
     await redis.rpush(
       lock.sharedQueueKey,
       queueEntry('dead', { shape: 'p2', expiresAt: Date.now() - 1 }),
@@ -61,9 +62,11 @@ describe('release script', () => {
       expect(await release(lock, 'b', 0)).toBe(true);
       expect(await redis.hexists(lock.lockKey, '#after')).toBe(1);
       expect(await redis.exists(lock.sharedQueueKey)).toBe(0);
-      // The last one served emptied the line: that release is announced (a permit may be free for others).
+      // The last one served emptied the line: that release is announced (a permit may be free for others),
+      // and the mark goes with the line.
       await heard;
       expect(released.messages).toHaveLength(1);
+      expect(await redis.hexists(lock.lockKey, 'q')).toBe(0);
     } finally {
       next.close();
       released.close();
@@ -72,13 +75,24 @@ describe('release script', () => {
 
   it('hands a released write lock to the readers at the head of the shaped queue together, and stops at the writer behind them', async () => {
     const lock = fixture.lock();
-    await redis.multi().hset(lock.lockKey, 'm', 'w', '#w', sharedHold(5)).pexpire(lock.lockKey, 60_000).exec();
+    await redis.multi().hset(lock.lockKey, 'm', 'w', 'q', '1', '#w', sharedHold(5)).pexpire(lock.lockKey, 60_000).exec();
     const behind = [queueEntry('w2', { shape: 'w' }), queueEntry('r3', { shape: 'r' })];
     await redis.rpush(lock.sharedQueueKey, queueEntry('r1', { shape: 'r' }), queueEntry('r2', { shape: 'r' }), ...behind);
     expect(await release(lock, 'w')).toBe(true);
     expect(await redis.hget(lock.lockKey, 'm')).toBe('r');
     expect((await redis.hkeys(lock.lockKey)).filter((field) => field.startsWith('#')).sort()).toEqual(['#r1', '#r2']);
     expect(await redis.lrange(lock.sharedQueueKey, 0, -1)).toEqual(behind);
+  });
+
+  it('leaves the shaped queue alone when the hash is not marked for it: a release where nobody queued pays nothing for a queue', async () => {
+    const lock = fixture.lock();
+    await redis.multi().hset(lock.lockKey, 'm', 'p', '#a', sharedHold(5)).pexpire(lock.lockKey, 60_000).exec();
+    const entry = queueEntry('next', { shape: 'p1' });
+    await redis.rpush(lock.sharedQueueKey, entry);
+    expect(await release(lock, 'a')).toBe(true);
+    expect(await redis.exists(lock.lockKey)).toBe(0);
+    // The waiter's own next look serves it (see shared-queue-check.script.spec.ts).
+    expect(await redis.lrange(lock.sharedQueueKey, 0, -1)).toEqual([entry]);
   });
 
   it('deletes the key only for its own token, and a token that is a prefix of it is not it', async () => {

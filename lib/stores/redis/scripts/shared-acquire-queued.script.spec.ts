@@ -38,6 +38,8 @@ describe('shared acquire-queued script', () => {
     expect(await join(lock, 'me', entry)).toEqual({ granted: false, position: 1 });
     expect(await redis.lrange(lock.sharedQueueKey, 0, -1)).toEqual([entry]);
     expect(await redis.pttl(lock.sharedQueueKey)).toBeGreaterThan(0);
+    // The holders' hash is marked, so that their releases serve the queue.
+    expect(await redis.hget(lock.lockKey, 'q')).toBe('1');
     const denied = await once(lock, 'once', { permits: 2 });
     expect(denied.acquired).toBe(false);
     expect(await redis.llen(lock.sharedQueueKey)).toBe(1);

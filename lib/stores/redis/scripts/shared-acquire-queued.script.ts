@@ -54,6 +54,8 @@ if keyType == 'hash' or keyType == 'none' then
     return tonumber(fence)
   end
   if shape == 'w' and not queued then markWaitingWriter(ARGV[1], math.min(n, tonumber(ARGV[2]))) end
+  -- In line behind holders: the hash says so, so that their releases serve the queue.
+  if queued and (keyType == 'hash' or handed > 0) and not queueMarked then redis.call('HSET', KEYS[1], 'q', '1') end
   wait = earliest and earliest - now or -1
 else
   wait = redis.call('PTTL', KEYS[1])

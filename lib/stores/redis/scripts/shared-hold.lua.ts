@@ -9,6 +9,8 @@ import { recheckFirstLua } from './queue.lua.js';
  *     m          the mode of the holders: 'r' readers, 'w' one writer, 'p' permit holders
  *     #<token>   a holder:          <deadline ms>|<fence>|<holder>
  *     ~<token>   a waiting writer:  <deadline ms>
+ *     q          '1' while shaped waiters may stand in the key's queue (`fair: true`, see shared-queue.lua.ts):
+ *                a release looks at the queue only then, so a release where nobody queues costs nothing more
  *
  * Deadlines are the server's clock (`TIME`), so every client ages the holds alike; the key's own expiry is
  * kept at or past the latest deadline in it, so a hash whose holders all died goes away by itself. A plain
@@ -37,12 +39,14 @@ if pttl < tonumber(${ms}) then redis.call('PEXPIRE', ${key}, ${ms}) end`;
  * Lua: reads the hash at `key` once, drops holders and waiting writers whose deadline passed (expired
  * holds come back here, inside the script that may grant them again), and tallies the rest: `mode`,
  * `holders`, `writers` (waiting), `earliest` (the first deadline among holders, else among waiting
- * writers: when the next look may find it changed), `latest` (the last deadline). Needs `now`.
+ * writers: when the next look may find it changed), `latest` (the last deadline), `queueMarked` (the `q`
+ * field). Needs `now`.
  */
 export function sharedStateLua(key: string): string {
   return `
 local fields = redis.call('HGETALL', ${key})
 local mode
+local queueMarked = false
 local holders, writers, latest = 0, 0, 0
 local earliestHolder, earliestWriter
 for i = 1, #fields, 2 do
@@ -62,6 +66,8 @@ for i = 1, #fields, 2 do
         if not earliestWriter or deadline < earliestWriter then earliestWriter = deadline end
       end
     end
+  elseif name == 'q' then
+    queueMarked = true
   elseif name == 'm' then
     mode = value
   end
@@ -164,7 +170,9 @@ if redis.call('TYPE', KEYS[1]).ok ~= 'hash' then return false end
 ${SERVER_NOW_LUA}
 local fields = redis.call('HGETALL', KEYS[1])
 local first, picked
+local marked = 0
 for i = 1, #fields, 2 do
+  if fields[i] == 'q' then marked = 1 end
   if string.sub(fields[i], 1, 1) == '#' then
     local deadline, fence, holder = string.match(fields[i + 1], '^(%d+)|(%d+)|(.*)$')
     if deadline and tonumber(deadline) > now then
@@ -176,7 +184,7 @@ for i = 1, #fields, 2 do
 end
 if not first then return false end
 if not picked then return {0, first[2], first[3], first[4]} end
-if ARGV[1] == '' or redis.call('HLEN', KEYS[1]) <= 2 then
+if ARGV[1] == '' or redis.call('HLEN', KEYS[1]) <= 2 + marked then
   redis.call('DEL', KEYS[1])
 else
   redis.call('HDEL', KEYS[1], picked[1])

@@ -37,6 +37,8 @@ describe('shared queue-check script', () => {
     expect(reply).toMatchObject({ status: 'waiting', position: 2 });
     if (reply.status === 'waiting') expect(reply.holderTtlMs).toBeLessThanOrEqual(5_000);
     expect(await redis.lrange(lock.sharedQueueKey, 0, -1)).toEqual([ahead, renewed]);
+    // Holders granted after the waiter joined (their hash unmarked) serve the queue from now on.
+    expect(await redis.hget(lock.lockKey, 'q')).toBe('1');
   });
 
   it('reports a waiter no longer in line as gone', async () => {

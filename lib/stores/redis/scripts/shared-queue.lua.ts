@@ -50,7 +50,8 @@ export interface SharedHandOffNames {
  * lease (a waiter that died meanwhile holds it no longer; it renews to its lease through its watchdog),
  * and is told on its instance's grant channel as in the plain queue. Leaves `handed` (holds granted),
  * `queueLeft` (a live waiter still stands first) and `selfFence` (the caller's own grant's token, or nil),
- * and the key's expiry at or past every deadline granted.
+ * the key's expiry at or past every deadline granted, and the hash marked `q` (`queueMarked`, a local of
+ * the caller's) while anybody stands in line.
  */
 export function sharedHandOffLua(names: SharedHandOffNames): string {
   const self = names.self;
@@ -79,5 +80,11 @@ while entry do
   entry = redis.call('LINDEX', sharedQueue, 0)
 end
 if longest > 0 then${keepAtLeastLua(names.lockKey, 'longest')}
+end
+-- A live waiter still stands first: the hash is marked, so that its holders' releases serve the queue
+-- (holds just handed out made it anew, unmarked).
+if queueLeft and not queueMarked then
+  redis.call('HSET', ${names.lockKey}, 'q', '1')
+  queueMarked = true
 end`;
 }

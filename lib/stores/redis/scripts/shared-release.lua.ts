@@ -7,9 +7,9 @@ import { sharedHandOffLua } from './shared-queue.lua.js';
  * release script); returns 1 released (or kept), 0 not ours. Expects the names of `queueNamesLua` and
  * `callerClock` (the releasing client's clock in µs, digits).
  *
- * Where shaped waiters queue (`fair: true`, see shared-queue.lua.ts), the hold freed is handed to the next
- * live waiter(s) in line in the same step, and only they are told; a kept hold (minimum hold) tells the
- * first of them when to look again. Otherwise, and when the queue took nothing, the release is announced
+ * Where shaped waiters queue (`fair: true`, see shared-queue.lua.ts; the hash's `q` mark says so), the hold
+ * freed is handed to the next live waiter(s) in line in the same step, and only they are told; a kept hold
+ * (minimum hold) tells the first of them when to look again. Otherwise, and when the queue took nothing, the release is announced
  * on `released` (the lock's release channel) with `publish`, for waiters retrying on notifications:
  * readers and permit holders come and go often while others wait, and a shared release that announced only
  * when marked would need the mark kept up across holders; the plain path keeps its announce-when-marked
@@ -19,7 +19,9 @@ import { sharedHandOffLua } from './shared-queue.lua.js';
 export function releaseSharedLua(publish: string): string {
   return `
 local field = '#' .. ARGV[1]
-local held = redis.pcall('HGET', KEYS[1], field)
+-- The hold and the queue's mark in one read: a release where nobody queues pays nothing for the queue.
+local read = redis.pcall('HMGET', KEYS[1], field, 'q')
+local held, queueMarked = read[1], read[2]
 if type(held) ~= 'string' then return 0 end
 ${SERVER_NOW_LUA}
 local deadline, rest = string.match(held, '^(%d+)(|.*)$')
@@ -35,10 +37,12 @@ if keep > 0 then
   return 1
 end
 redis.call('HDEL', KEYS[1], field)
-if redis.call('EXISTS', sharedQueue) == 1 then
+if queueMarked then
   ${sharedStateLua('KEYS[1]')}
   ${sharedGrantLua('KEYS[1]', 'fenceKey', 'callerClock')}
   ${sharedHandOffLua({ lockKey: 'KEYS[1]', clock: 'callerClock', publish })}
+  -- Nobody left in line: the mark goes, and looks at the queue with it.
+  if not queueLeft then redis.call('HDEL', KEYS[1], 'q') end
   if handed > 0 then
     if not queueLeft then redis.call('${publish}', released, '') end
     return 1
