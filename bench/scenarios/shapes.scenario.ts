@@ -133,7 +133,11 @@ async function timedRun(context: BenchContext, adapters: readonly LockAdapter[],
 function plan(context: BenchContext, withRedisSemaphore: boolean): Workload[] {
   const { workers, permits, semaphoreWorkers, holdMs } = context.config.shapes;
   const multiKey = entrantsFor([withLocksContender, lockSetContender, nestedWithLockContender], false);
-  const semaphores = [permitsContender(permits), ...(withRedisSemaphore ? [redisSemaphoreSemaphoreContender(permits)] : [])];
+  const semaphores = [
+    permitsContender(permits),
+    permitsContender(permits, { fair: true }),
+    ...(withRedisSemaphore ? [redisSemaphoreSemaphoreContender(permits)] : []),
+  ];
   const ownKey = (_entrant: Entrant, worker: number, round: number) => `r${round}:w${worker}`;
   return [
     { shape: 'multi-key', title: 'multi-key pair, 1 worker', entrants: multiKey, workers: 1, instances: 1, holdMs: 0, key: ownKey },
