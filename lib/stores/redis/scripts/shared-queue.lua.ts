@@ -16,8 +16,9 @@ import { keepAtLeastLua } from './shared-hold.lua.js';
  * `r` or `w`. Up to the token it reads as a plain entry (`QUEUE_ENTRY_PATTERN`), so the entry's renewal and
  * leaving are the plain queue's Lua.
  *
- * Whoever looks serves the queue first, in the same script: a release, a waiter's join or look, a single
- * attempt, a leave. Serving grants holds to the live waiters at the head, in order, while the grant rule
+ * Whoever looks serves the queue first, in the same script: a release (while the hash is marked `q`, which
+ * serving keeps up while anybody stands in line: a release where nobody queues does not look), a waiter's
+ * join or look, a single attempt, a leave. Serving grants holds to the live waiters at the head, in order, while the grant rule
  * lets the first of them in (`grantable` of shared-hold.lua.ts; expired holds, a crashed holder's
  * permit, were dropped just before), and stops at the first it does not: nobody overtakes a live waiter,
  * and a caller that finds a live waiter still standing queues behind it (a single attempt is turned away).
