@@ -62,6 +62,31 @@ describe('RedisLockStore with fair: true, its queue', () => {
     expect(await b.release('handed', next.token, 0)).toBe(true);
   });
 
+  it('takes away a queued writer’s mark however it joins, so the readers ahead of it in line get in', async () => {
+    const writer = randomUUID();
+    expect((await a.acquireShared!('marked', { mode: 'write' }, writer, 10_000, 'test')).acquired).toBe(true);
+    // B finds the key queued (its reader joins the line), so its next join could be a plain RPUSHX.
+    const reader = request('marked', 30_000);
+    const readerWaits = b.acquireSharedQueued!(reader, { mode: 'read' });
+    const layout = new RedisKeyLayout(prefix);
+    const queueKey = layout.sharedQueueKey(`${prefix}marked`);
+    while ((await redis.llen(queueKey)) === 0) await new Promise((resolve) => setImmediate(resolve));
+    // A second writer's first attempt, turned away, left its mark (it keeps new readers out)...
+    const second = request('marked', 30_000);
+    expect((await b.acquireShared!('marked', { mode: 'write', waitingMs: 60_000 }, second.token, 10_000, 'test')).acquired).toBe(false);
+    expect(await redis.hexists(`${prefix}marked`, `~${second.token}`)).toBe(1);
+    // ...and then it joins the line, behind the reader: its place keeps readers out from now on, not its mark.
+    const controller = new AbortController();
+    const secondWaits = b.acquireSharedQueued!({ ...second, signal: controller.signal }, { mode: 'write' }).catch((error: unknown) => error);
+    while ((await redis.llen(queueKey)) < 2) await new Promise((resolve) => setImmediate(resolve));
+    expect(await redis.hexists(`${prefix}marked`, `~${second.token}`)).toBe(0);
+    expect(await a.release('marked', writer, 0)).toBe(true);
+    expect((await readerWaits).result.acquired).toBe(true);
+    controller.abort(new Error('done'));
+    await secondWaits;
+    expect(await b.release('marked', reader.token, 0)).toBe(true);
+  });
+
   it('refuses a token with the lock value separator in it', async () => {
     await expect(a.acquire('bad', 'a|b', 10_000, 'test')).rejects.toThrow(/must not contain "\|"/);
     await expect(a.acquireQueued!({ ...request('bad', 1_000), token: 'a|b' })).rejects.toThrow(/must not contain "\|"/);

@@ -19,6 +19,12 @@ export interface QueueProtocol {
   names(layout: RedisKeyLayout, lockKey: string): { readonly tag: string; readonly fenceKey: string; readonly queueKey: string };
   /** What the waiter's entry carries between its token and its holder ('' for a plain waiter: nothing). */
   readonly entryShape: string;
+  /**
+   * Whether a plain RPUSHX may stand for the join where the queue was found standing (see `QueueCalls.join`):
+   * not for a writer, whose join also takes away the mark its first attempt may have left (a mark kept while
+   * it stands in line would keep out the readers ahead of it).
+   */
+  readonly joinsBehind: boolean;
   /** The join (a grant, or a place at the end of the line), before `ContendedKeys` reads its replies. */
   readonly join: RedisScript<SharedQueueJoinInput, QueuedReply>;
   readonly check: RedisScript<QueueCheckInput, QueueCheckReply>;
@@ -29,6 +35,7 @@ export interface QueueProtocol {
 export const PLAIN_QUEUE: QueueProtocol = {
   names: (layout, lockKey) => layout.queueNames(lockKey),
   entryShape: '',
+  joinsBehind: true,
   join: ACQUIRE_QUEUED_SCRIPT,
   check: QUEUE_CHECK_SCRIPT,
   leave: QUEUE_LEAVE_SCRIPT,
@@ -39,6 +46,7 @@ export function sharedQueue(shape: LockShape): QueueProtocol {
   return {
     names: (layout, lockKey) => layout.sharedQueueNames(lockKey),
     entryShape: `|${shapeOfEntry(shape)}`,
+    joinsBehind: shape.mode !== 'write',
     join: SHARED_ACQUIRE_QUEUED_SCRIPT,
     check: SHARED_QUEUE_CHECK_SCRIPT,
     leave: SHARED_QUEUE_LEAVE_SCRIPT,

@@ -47,7 +47,9 @@ export class QueueCalls {
   join(onUnknownOutcome: (call: SentCommand) => void): Promise<QueuedReply> {
     const clock = clockMicros();
     const entry = clock + this.entryTail;
-    return this.contended.has(this.lockKey) ? this.joinBehind(entry, clock, onUnknownOutcome) : this.attempt(entry, clock, onUnknownOutcome);
+    return this.protocol.joinsBehind && this.contended.has(this.lockKey)
+      ? this.joinBehind(entry, clock, onUnknownOutcome)
+      : this.attempt(entry, clock, onUnknownOutcome);
   }
 
   private async joinBehind(entry: string, clock: string, onUnknownOutcome: (call: SentCommand) => void): Promise<QueuedReply> {
