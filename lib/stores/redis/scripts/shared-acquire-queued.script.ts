@@ -90,6 +90,7 @@ function keysAndArgs(input: SharedQueueJoinInput | SharedAcquireIfNoQueueInput, 
   return [lockKey, fenceKey, queueKey, token, leaseMs, holder, clockMicros, entry, shape, n, grantChannelBase];
 }
 
+/** A shaped waiter's join: a grant, or its place at the end of the line (see the script). */
 export const SHARED_ACQUIRE_QUEUED_SCRIPT = defineScript({
   lua: builds,
   numKeys: 3,
