@@ -41,7 +41,7 @@ describe('RedisLockStore with fair: true, its queue', () => {
     expect(outcome.grantedTtlMs).toBeUndefined();
   });
 
-  it('hands the key over to the next waiter of another store, with a short first TTL its watchdog then extends', async () => {
+  it('hands the key over to the next waiter of another store, whose local deadline errs early, and its watchdog then extends it', async () => {
     const first = request('handed', 5_000);
     await a.acquireQueued!(first);
     const next = request('handed', 30_000);
@@ -53,10 +53,17 @@ describe('RedisLockStore with fair: true, its queue', () => {
     const beforeRelease = Date.now();
     expect(await a.release('handed', first.token, 0)).toBe(true);
     const outcome = await waiting;
+    const seenAt = Date.now();
+    const storeDeadline = seenAt + (await redis.pttl(`${prefix}handed`));
     expect(outcome.result.acquired).toBe(true);
-    expect(outcome.grantedTtlMs).toBeLessThanOrEqual(2_000);
-    // The local deadline errs early: counted from a moment the waiter knew it was still queued.
-    expect(outcome.leaseStartedAt).toBeLessThanOrEqual(beforeRelease);
+    // The local deadline errs early, however the waiter learnt of the hand-off: by its message, one
+    // heartbeat from a moment it knew it still queued; by a look that found it, the lease from that look
+    // (which the look made the store keep).
+    if (outcome.grantedTtlMs !== undefined) {
+      expect(outcome.grantedTtlMs).toBeLessThanOrEqual(2_000);
+      expect(outcome.leaseStartedAt).toBeLessThanOrEqual(beforeRelease);
+    }
+    expect(outcome.leaseStartedAt + (outcome.grantedTtlMs ?? next.leaseMs)).toBeLessThanOrEqual(storeDeadline + 1);
     expect(await b.renew([{ key: 'handed', token: next.token, leaseMs: 10_000 }])).toEqual([true]);
     expect((await b.inspect('handed'))!.ttlMs).toBeGreaterThan(5_000);
     expect(await b.release('handed', next.token, 0)).toBe(true);

@@ -187,9 +187,8 @@ export class QueueWait implements GrantListener {
     }
     this.failures = 0;
     this.lastError = undefined;
-    if (reply.status === 'granted') {
-      return reply.now ? this.outcome(reply.fencingToken, sentAt, undefined) : this.outcome(reply.fencingToken, this.lastQueuedAt, this.heartbeatMs);
-    }
+    // Granted by this look, or a hand-off it found: either way the store keeps it a whole lease from the look.
+    if (reply.status === 'granted') return this.outcome(reply.fencingToken, sentAt, undefined);
     if (reply.status === 'gone') {
       this.queued = false;
       this.verifyGrants = true;
@@ -214,7 +213,14 @@ export class QueueWait implements GrantListener {
         throw error;
       }
       this.queued = false;
-      if (fence !== undefined) return this.outcome(fence, this.lastQueuedAt, this.heartbeatMs);
+      if (fence !== undefined) {
+        // Handed over after our latest call that found us waiting, unless some call's outcome was unknown:
+        // a join re-sent, or retried after a clean-up that never answered, may stand behind an entry of our
+        // own that was handed the key before it. Then when its heartbeat-long hold began is not known, and
+        // it is given back (it hands the key on) rather than counted from a time that may come after it.
+        if (!this.uncertain) return this.outcome(fence, this.lastQueuedAt, this.heartbeatMs);
+        await this.context.release(this.request.key, this.request.token).catch(() => undefined);
+      }
     }
     if (this.lastError) throw this.lastError;
     return { result: { acquired: false, ttlMs: -1 }, attempts: this.attempts, leaseStartedAt: Date.now() };

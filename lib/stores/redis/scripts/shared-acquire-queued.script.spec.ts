@@ -5,6 +5,7 @@ import type { LockShape } from '../../lock-shape';
 import type { AcquireResult } from '../../lock-store.interface';
 import type { QueuedReply } from './acquire-queued.script';
 import { grantProof } from './queue.lua';
+import { RELEASE_SCRIPT } from './release.script';
 import { SHARED_ACQUIRE_IF_NO_QUEUE_SCRIPT, SHARED_ACQUIRE_QUEUED_SCRIPT } from './shared-acquire-queued.script';
 
 /** Against the run's real Redis (REDIS_URL, started by the Jest global setup). */
@@ -18,6 +19,9 @@ describe('shared acquire-queued script', () => {
     commands.runScript('acquire', lock.key, SHARED_ACQUIRE_QUEUED_SCRIPT, { ...names(lock), token, leaseMs: 10_000, holder: 'host:1', clockMicros: micros(), entry });
   const once = (lock: Lock, token: string, shape: LockShape): Promise<AcquireResult> =>
     commands.runScript('acquire', lock.key, SHARED_ACQUIRE_IF_NO_QUEUE_SCRIPT, { ...names(lock), token, leaseMs: 10_000, holder: 'host:1', clockMicros: micros(), shape });
+  const release = (lock: Lock, token: string): Promise<boolean> =>
+    commands.runScript('release', lock.key, RELEASE_SCRIPT, { lockKey: lock.lockKey, token, keepMs: 0, slotTagAndPrefix: `${lock.tag}:${fixture.layout.prefixLength}:`, clockMicros: micros() });
+  const deadlineOf = async (lock: Lock, token: string): Promise<number> => Number((await redis.hget(lock.lockKey, `#${token}`))!.split('|')[0]);
   const permitHolders = async (lock: Lock) => Object.keys(await redis.hgetall(lock.lockKey)).filter((field) => field.startsWith('#')).sort();
   afterAll(() => fixture.close());
 
@@ -104,5 +108,22 @@ describe('shared acquire-queued script', () => {
     expect(denied.acquired).toBe(false);
     if (!denied.acquired) expect(denied.ttlMs).toBeGreaterThan(9_000);
     expect(await redis.get(lock.lockKey)).toBe(lockValue('-', 'plain', 7));
+  });
+
+  it('makes a hold handed over that a repeated join finds last the whole lease before it replies the grant', async () => {
+    // A join queued the waiter (its reply lost), a release handed it a permit for one heartbeat (2 s), and
+    // the join comes again (re-sent after a reconnect, or retried after a stall): its caller counts a whole
+    // lease from the join's send time, so the store must keep the hold at least that long.
+    const lock = fixture.lock();
+    await redis.multi().hset(lock.lockKey, 'm', 'p', '#a', sharedHold(1)).pexpire(lock.lockKey, 60_000).exec();
+    const entry = queueEntry('me', { shape: 'p1' });
+    expect(await join(lock, 'me', entry)).toEqual({ granted: false, position: 1 });
+    expect(await release(lock, 'a')).toBe(true);
+    expect((await deadlineOf(lock, 'me')) - Date.now()).toBeLessThanOrEqual(2_000);
+    const fencingToken = Number((await redis.hget(lock.lockKey, '#me'))!.split('|')[1]);
+    const sentAt = Date.now();
+    expect(await join(lock, 'me', entry)).toEqual({ granted: true, fencingToken });
+    expect(await deadlineOf(lock, 'me')).toBeGreaterThanOrEqual(sentAt + 10_000);
+    expect(await redis.pttl(lock.lockKey)).toBeGreaterThan(9_000);
   });
 });

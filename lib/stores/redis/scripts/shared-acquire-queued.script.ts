@@ -3,7 +3,7 @@ import { parseAcquireReply } from './acquire.script.js';
 import { parseQueuedReply, type AcquireIfNoQueueInput, type AcquireQueuedInput } from './acquire-queued.script.js';
 import { QUEUE_ENTRY_PATTERN, QUEUE_TTL_MS } from './queue.lua.js';
 import { defineScript, publishingLua } from './redis-script.js';
-import { keepAtLeastLua, sharedLookLua } from './shared-hold.lua.js';
+import { keepAtLeastLua, keepMineLua, sharedLookLua } from './shared-hold.lua.js';
 import { SHAPE_PATTERN, sharedHandOffLua, shapeOfEntry } from './shared-queue.lua.js';
 
 /**
@@ -20,7 +20,9 @@ import { SHAPE_PATTERN, sharedHandOffLua, shapeOfEntry } from './shared-queue.lu
  * whose own entry the serving reaches (a re-sent join) is granted for its whole lease. A plain lock at the
  * key turns every caller away: a waiter queues behind it, and the first in line notices its release at
  * its next look (a plain release hands nothing to this queue). A token that holds already (a second
- * delivery of a grant whose reply was lost) is granted again with its own fencing token. A writer's single
+ * delivery of a grant whose reply was lost, or a hand-off to an entry of an earlier join of the same wait)
+ * is granted again with its own fencing token, its hold pushed to a whole lease from now (`keepMineLua`):
+ * the caller counts a lease from its send time, and a hand-off lasts one heartbeat. A writer's single
  * attempt turned away marks it waiting, as without a queue (its wait's first attempt, before it joins, keeps
  * new readers out the same way); its join clears the mark: from then on its place in line keeps the
  * readers behind it out, and a mark would keep out the readers ahead of it too.
@@ -44,7 +46,9 @@ if keyType == 'hash' or keyType == 'none' then
   -- A writer that joins stops keeping readers out by its mark (its first attempt's): its place in line does.
   if queued and shape == 'w' and keyType == 'hash' then redis.call('HDEL', KEYS[1], '~' .. ARGV[1]) end
   ${sharedLookLua('KEYS[1]', 'KEYS[2]', 'ARGV[4]', 'ARGV[1]')}
-  if mineFence then return tonumber(mineFence) end
+  if mineFence then${keepMineLua('KEYS[1]', 'ARGV[1]', 'ARGV[2]')}
+    return tonumber(mineFence)
+  end
   local sharedQueue, grants = KEYS[3], ARGV[8]
   ${sharedHandOffLua({ lockKey: 'KEYS[1]', clock: 'ARGV[4]', publish, self: { token: 'ARGV[1]', leaseMs: 'ARGV[2]' } })}
   if selfFence then return tonumber(selfFence) end

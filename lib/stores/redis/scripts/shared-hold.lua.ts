@@ -141,6 +141,23 @@ local mineFence = mine and string.match(mine, '^%d+|(%d+)|')`;
 }
 
 /**
+ * Lua: the caller's own live hold (`mine`, found by {@link sharedLookLua}) lasts at least `leaseMs` (a Lua
+ * expression) from now, and the key with it. For a waiter's join or look that finds itself holding already:
+ * a hand-off (one heartbeat long) to an entry of an earlier call of its wait, whose reply was lost or
+ * whose clean-up never answered. The caller counts a whole lease from its own send time, which precedes
+ * this script, so the hold must last that long; it is alive (it asks), so a hold of its lease is no
+ * longer than a grant of its own would be. Never shortens a hold.
+ */
+export function keepMineLua(lockKey: string, token: string, leaseMs: string): string {
+  return `
+local mineDeadline, mineRest = string.match(mine, '^(%d+)(|.*)$')
+if tonumber(mineDeadline) < now + tonumber(${leaseMs}) then
+  redis.call('HSET', ${lockKey}, '#' .. ${token}, string.format('%.0f', now + tonumber(${leaseMs})) .. mineRest)
+end
+${keepAtLeastLua(lockKey, leaseMs)}`;
+}
+
+/**
  * Lua function `renewShared(key, token, leaseMs)`: 1 when `token` holds a live hold at `key` (now pushed
  * to `leaseMs` from now), 0 otherwise (missing, expired, or not a shared lock). Never creates a hold.
  */
