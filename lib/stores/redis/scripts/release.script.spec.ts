@@ -16,6 +16,28 @@ describe('release script', () => {
   };
   afterAll(() => fixture.close());
 
+  /** The commands (scripts' included) that named `key` while `run` ran, as MONITOR saw them. */
+  async function commandsSeen(key: string, run: () => Promise<unknown>): Promise<string[]> {
+    const monitor = await redis.monitor();
+    const seen: string[] = [];
+    const marker = `${key}:done`;
+    const done = new Promise<void>((resolve) =>
+      monitor.on('monitor', (_time: string, args: string[]) => {
+        if (args.includes(marker)) resolve();
+        else if (args.includes(key)) seen.push(args[0]!.toUpperCase());
+      }),
+    );
+    try {
+      await run();
+      // MONITOR shows commands in the server's order: once the marker shows, everything before it has.
+      await redis.exists(marker);
+      await done;
+    } finally {
+      monitor.disconnect();
+    }
+    return seen;
+  }
+
   it('releases one hold of a read/write lock or semaphore hash by its token, announces it, and deletes the key with the last hold', async () => {
     const lock = fixture.lock();
     const far = Date.now() + 60_000;
@@ -93,6 +115,25 @@ describe('release script', () => {
     expect(await redis.exists(lock.lockKey)).toBe(0);
     // The waiter's own next look serves it (see shared-queue-check.script.spec.ts).
     expect(await redis.lrange(lock.sharedQueueKey, 0, -1)).toEqual([entry]);
+  });
+
+  it('keeps an unmarked shaped hold for its minimum hold without a look at the queue (no LINDEX: a default store pays nothing for it)', async () => {
+    const lock = fixture.lock();
+    await redis.multi().hset(lock.lockKey, 'm', 'p', '#a', sharedHold(5), '#b', sharedHold(6)).pexpire(lock.lockKey, 60_000).exec();
+    const seen = await commandsSeen(lock.sharedQueueKey, () => release(lock, 'a', 2_000));
+    expect(seen).toEqual([]);
+    expect(Number((await redis.hget(lock.lockKey, '#a'))!.split('|')[0]) - Date.now()).toBeLessThanOrEqual(2_000);
+    // Marked (waiters stand in line): the kept release tells the first of them when to look again.
+    await redis.hset(lock.lockKey, 'q', '1');
+    await redis.rpush(lock.sharedQueueKey, queueEntry('next', { shape: 'p1', instance: 'i1', waiter: '4' }));
+    const first = await listenTo(`${lock.grants}i1`);
+    try {
+      const told = first.next();
+      expect(await release(lock, 'b', 1_500)).toBe(true);
+      expect(await told).toBe('r|4|1500');
+    } finally {
+      first.close();
+    }
   });
 
   it('deletes the key only for its own token, and a token that is a prefix of it is not it', async () => {

@@ -9,8 +9,9 @@ import { sharedHandOffLua } from './shared-queue.lua.js';
  *
  * Where shaped waiters queue (`fair: true`, see shared-queue.lua.ts; the hash's `q` mark says so), the hold
  * freed is handed to the next live waiter(s) in line in the same step, and only they are told; a kept hold
- * (minimum hold) tells the first of them when to look again. Otherwise, and when the queue took nothing, the release is announced
- * on `released` (the lock's release channel) with `publish`, for waiters retrying on notifications:
+ * (minimum hold) tells the first of them when to look again (only then: an unmarked kept release, every
+ * minimum hold of a store without `fair`, looks at no queue). Otherwise, and when the queue took nothing,
+ * the release is announced on `released` (the lock's release channel) with `publish`, for waiters retrying on notifications:
  * readers and permit holders come and go often while others wait, and a shared release that announced only
  * when marked would need the mark kept up across holders; the plain path keeps its announce-when-marked
  * economy. A release whose hold went to a waiter that still has others behind it announces nothing: it
@@ -33,7 +34,8 @@ local keep = tonumber(ARGV[2])
 if keep > 0 then
   redis.call('HSET', KEYS[1], field, string.format('%.0f', now + keep) .. rest)
   ${keepAtLeastLua('KEYS[1]', 'ARGV[2]')}
-  ${recheckFirstLua(publish, 'keep', 'sharedQueue')}
+  if queueMarked then${recheckFirstLua(publish, 'keep', 'sharedQueue')}
+  end
   return 1
 end
 redis.call('HDEL', KEYS[1], field)
