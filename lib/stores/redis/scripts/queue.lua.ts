@@ -95,13 +95,14 @@ export interface HandOffNames {
  * the key went to (nil when the queue held nobody alive) and `handedFence` to its fencing token.
  */
 export function handOffLua(names: HandOffNames): string {
+  const announced = announceGrantLua(names.publish, { queue: 'queue', grants: 'grants', ...SERVED_ENTRY });
   const grant = names.self
     ? `if token == ${names.self.token} then
         redis.call('SET', ${names.lockKey}, 'q' .. token .. '|' .. fence .. '|' .. holder, 'PX', ${names.self.leaseMs})
       else
-        redis.call('SET', ${names.lockKey}, 'q' .. token .. '|' .. fence .. '|' .. holder, 'PX', ttl)${announceGrantLua(names.publish, 'queue')}
+        redis.call('SET', ${names.lockKey}, 'q' .. token .. '|' .. fence .. '|' .. holder, 'PX', ttl)${announced}
       end`
-    : `redis.call('SET', ${names.lockKey}, 'q' .. token .. '|' .. fence .. '|' .. holder, 'PX', ttl)${announceGrantLua(names.publish, 'queue')}`;
+    : `redis.call('SET', ${names.lockKey}, 'q' .. token .. '|' .. fence .. '|' .. holder, 'PX', ttl)${announced}`;
   return `
   local handedTo, handedFence
   local now = math.floor(tonumber(${names.clock}) / 1000)
@@ -118,18 +119,33 @@ export function handOffLua(names: HandOffNames): string {
   end`;
 }
 
+/** Lua expressions naming a grant to announce: the queue it was served from, and the entry served. */
+export interface AnnouncedGrant {
+  readonly queue: string;
+  /** The slot's grant channel without the instance. */
+  readonly grants: string;
+  /** The served entry's fields, and the fencing token (digits) its grant got. */
+  readonly instance: string;
+  readonly waiter: string;
+  readonly token: string;
+  readonly fence: string;
+}
+
+/** The names the hand-off loops give an entry's fields (`handOffLua`, `sharedHandOffLua`). */
+export const SERVED_ENTRY = { instance: 'instance', waiter: 'waiter', token: 'token', fence: 'fence' } as const;
+
 /**
- * Lua that tells a waiter of `queue` the key (or a hold of it) was handed to it, on its instance's grant
- * channel (`g|waiter|fence|proof`, see {@link grantProof}). Expects the locals `grants`, `instance`, `waiter`,
- * `token` (of the waiter's entry) and `fence`. The queue lives as long as it is used: a waiter that joined
- * with a plain RPUSHX and is handed the key before its first look renews nothing, so its TTL is renewed here
- * now and then, one hand-off in a hundred on average (the millisecond digits of the token ending in 00; the
- * last three count within one).
+ * Lua that tells a waiter of `grant.queue` the key (or a hold of it) was handed to it, on its instance's
+ * grant channel (`g|waiter|fence|proof`, see {@link grantProof}). The queue lives as long as it is used: a
+ * waiter that joined with a plain RPUSHX and is handed the key before its first look renews nothing, so its
+ * TTL is renewed here now and then, one hand-off in a hundred on average (the millisecond digits of the
+ * token ending in 00; the last three count within one).
  */
-export function announceGrantLua(publish: string, queue: string): string {
+export function announceGrantLua(publish: string, grant: AnnouncedGrant): string {
+  const { queue, grants, instance, waiter, token, fence } = grant;
   return `
-      redis.call('${publish}', grants .. instance, 'g|' .. waiter .. '|' .. fence .. '|' .. redis.sha1hex(token .. '|' .. fence))
-      if string.sub(fence, -5, -4) == '00' then redis.call('PEXPIRE', ${queue}, ${QUEUE_TTL_MS}) end`;
+      redis.call('${publish}', ${grants} .. ${instance}, 'g|' .. ${waiter} .. '|' .. ${fence} .. '|' .. redis.sha1hex(${token} .. '|' .. ${fence}))
+      if string.sub(${fence}, -5, -4) == '00' then redis.call('PEXPIRE', ${queue}, ${QUEUE_TTL_MS}) end`;
 }
 
 /**
@@ -177,16 +193,16 @@ end`;
 }
 
 /**
- * Lua that tells the first waiter of `queue` (the local of that name: the plain queue by default) to look
- * again in `delayMs` (a Lua expression): after a release that keeps the key for its minimum hold, or a
- * force-release.
+ * Lua that tells the first waiter of `queue` to look again in `delayMs` (Lua expressions, as `grants`, the
+ * slot's grant channel without the instance): after a release that keeps the key for its minimum hold, or
+ * a force-release.
  */
-export function recheckFirstLua(publish: string, delayMs: string, queue = 'queue'): string {
+export function recheckFirstLua(publish: string, delayMs: string, queue: string, grants: string): string {
   return `
   local first = redis.call('LINDEX', ${queue}, 0)
   if first then
     local _, _, instance, waiter = string.match(first, '${QUEUE_ENTRY_PATTERN}')
-    if instance then redis.call('${publish}', grants .. instance, 'r|' .. waiter .. '|' .. ${delayMs}) end
+    if instance then redis.call('${publish}', ${grants} .. instance, 'r|' .. waiter .. '|' .. ${delayMs}) end
   end`;
 }
 

@@ -50,7 +50,7 @@ ${queueNamesLua('KEYS[1]', 'tag', 'plength')}
 if keep > 0 then
   redis.call('PEXPIRE', KEYS[1], keep)
   if flag == 113 then
-    ${recheckFirstLua(publish, 'keep')}
+    ${recheckFirstLua(publish, 'keep', 'queue', 'grants')}
   end
   return 1
 end

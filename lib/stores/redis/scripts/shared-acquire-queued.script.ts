@@ -49,8 +49,7 @@ if keyType == 'hash' or keyType == 'none' then
   if mineFence then${keepMineLua('KEYS[1]', 'ARGV[1]', 'ARGV[2]')}
     return tonumber(mineFence)
   end
-  local sharedQueue, grants = KEYS[3], ARGV[8]
-  ${sharedHandOffLua({ lockKey: 'KEYS[1]', clock: 'ARGV[4]', publish, self: { token: 'ARGV[1]', leaseMs: 'ARGV[2]' } })}
+  ${sharedHandOffLua({ lockKey: 'KEYS[1]', queue: 'KEYS[3]', grants: 'ARGV[8]', clock: 'ARGV[4]', marked: 'queueMarked', publish, self: { token: 'ARGV[1]', leaseMs: 'ARGV[2]' } })}
   if selfFence then return tonumber(selfFence) end
   if not queueLeft and grantable(shape, n) then
     local fence = grantHold(ARGV[1], shape, tonumber(ARGV[2]), ARGV[3])

@@ -40,13 +40,14 @@ if pttl < tonumber(${ms}) then redis.call('PEXPIRE', ${key}, ${ms}) end`;
  * holds come back here, inside the script that may grant them again), and tallies the rest: `mode`,
  * `holders`, `writers` (waiting), `earliest` (the first deadline among holders, else among waiting
  * writers: when the next look may find it changed), `latest` (the last deadline), `queueMarked` (the `q`
- * field). Needs `now`.
+ * field), `holding` (a set of the live holders' fields). Needs `now`.
  */
 export function sharedStateLua(key: string): string {
   return `
 local fields = redis.call('HGETALL', ${key})
 local mode
 local queueMarked = false
+local holding = {}
 local holders, writers, latest = 0, 0, 0
 local earliestHolder, earliestWriter
 for i = 1, #fields, 2 do
@@ -60,6 +61,7 @@ for i = 1, #fields, 2 do
       if deadline > latest then latest = deadline end
       if kind == '#' then
         holders = holders + 1
+        holding[name] = true
         if not earliestHolder or deadline < earliestHolder then earliestHolder = deadline end
       else
         writers = writers + 1
@@ -88,7 +90,8 @@ local earliest = earliestHolder or earliestWriter`;
  * - `grantHold(token, shape, ttl, holder)`: grants it, with a fencing token from the slot's counter at
  *   `fenceKey` (the one plain grants use) and a deadline `ttl` ms from now; returns the token (digits), or
  *   nil when `token` holds already (a re-sent join, queued twice, meeting its own grant: never granted
- *   twice, nor its deadline cut to a hand-off's). The caller keeps the key's expiry at or past the deadline.
+ *   twice, nor its deadline cut to a hand-off's), which takes no fencing token. The caller keeps the key's
+ *   expiry at or past the deadline.
  * - `markWaitingWriter(token, waitingMs)`: records a writer turned away as waiting for `waitingMs` (0: not
  *   at all), which keeps new readers out for that long (each of its attempts starts it anew, so a writer
  *   that died or gave up stops blocking readers then); its grant clears it.
@@ -103,16 +106,19 @@ local function grantable(shape, n)
   return shape == 'p' and holders < n
 end
 local function grantHold(token, shape, ttl, holder)
+  local field = '#' .. token
+  if holding[field] then return nil end
   ${nextFenceLua(fenceKey, clock)}
   local deadline = now + ttl
   local hold = string.format('%.0f', deadline) .. '|' .. fence .. '|' .. holder
   if holders == 0 then
-    -- Nobody holds: the token cannot either (expired holds are gone), and the mode is set in the same write.
-    redis.call('HSET', ${lockKey}, 'm', shape, '#' .. token, hold)
+    -- Nobody holds, and the mode is set in the same write.
+    redis.call('HSET', ${lockKey}, 'm', shape, field, hold)
     mode = shape
-  elseif redis.call('HSETNX', ${lockKey}, '#' .. token, hold) == 0 then
-    return nil
+  else
+    redis.call('HSET', ${lockKey}, field, hold)
   end
+  holding[field] = true
   holders = holders + 1
   if not earliest or deadline < earliest then earliest = deadline end
   if shape == 'w' then redis.call('HDEL', ${lockKey}, '~' .. token) end
@@ -207,6 +213,6 @@ else
   redis.call('HDEL', KEYS[1], picked[1])
 end
 redis.call('${publish}', released, '')
-${recheckFirstLua(publish, '0', 'sharedQueue')}
+${recheckFirstLua(publish, '0', 'sharedQueue', 'grants')}
 return {1, picked[2], picked[3], picked[4]}`;
 }

@@ -28,8 +28,7 @@ if shared then
   end
   if not position then return {0} end
   redis.call('PEXPIRE', KEYS[3], ${QUEUE_TTL_MS})
-  local sharedQueue, grants = KEYS[3], ARGV[5]
-  ${sharedHandOffLua({ lockKey: 'KEYS[1]', clock: 'ARGV[3]', publish, self: { token: 'ARGV[1]', leaseMs: 'ARGV[4]' } })}
+  ${sharedHandOffLua({ lockKey: 'KEYS[1]', queue: 'KEYS[3]', grants: 'ARGV[5]', clock: 'ARGV[3]', marked: 'queueMarked', publish, self: { token: 'ARGV[1]', leaseMs: 'ARGV[4]' } })}
   if selfFence then return {1, tonumber(selfFence)} end
   position = math.max(1, position - handed)
   wait = earliest and earliest - now or -1

@@ -18,8 +18,7 @@ local keyType = redis.call('TYPE', KEYS[1]).ok
 if keyType == 'hash' or keyType == 'none' then
   ${sharedLookLua('KEYS[1]', 'KEYS[2]', 'ARGV[2]', 'ARGV[1]')}
   if mineFence then return tonumber(mineFence) end
-  local sharedQueue, grants = KEYS[3], ARGV[3]
-  ${sharedHandOffLua({ lockKey: 'KEYS[1]', clock: 'ARGV[2]', publish })}
+  ${sharedHandOffLua({ lockKey: 'KEYS[1]', queue: 'KEYS[3]', grants: 'ARGV[3]', clock: 'ARGV[2]', marked: 'queueMarked', publish })}
 end
 return 0
 `;

@@ -1,5 +1,5 @@
 import type { LockShape } from '../../lock-shape.js';
-import { announceGrantLua, QUEUE_ENTRY_PATTERN } from './queue.lua.js';
+import { announceGrantLua, QUEUE_ENTRY_PATTERN, SERVED_ENTRY } from './queue.lua.js';
 import { keepAtLeastLua } from './shared-hold.lua.js';
 
 /**
@@ -18,12 +18,14 @@ import { keepAtLeastLua } from './shared-hold.lua.js';
  *
  * Whoever looks serves the queue first, in the same script: a release (while the hash is marked `q`, which
  * serving keeps up while anybody stands in line: a release where nobody queues does not look), a waiter's
- * join or look, a single attempt, a leave. Serving grants holds to the live waiters at the head, in order, while the grant rule
- * lets the first of them in (`grantable` of shared-hold.lua.ts; expired holds, a crashed holder's
+ * join or look, a single attempt, a leave. Serving grants holds to the live waiters at the head, in order,
+ * while the grant rule lets the first of them in (`grantable` of shared-hold.lua.ts; expired holds, a crashed holder's
  * permit, were dropped just before), and stops at the first it does not: nobody overtakes a live waiter,
  * and a caller that finds a live waiter still standing queues behind it (a single attempt is turned away).
  * Entries whose heartbeat ran out on the caller's clock are dropped on the way, as in the plain queue.
  */
+
+/** How an entry's tail after the token reads: its shape and N, then the holder (see above). */
 export const SHAPE_PATTERN = '^([rwp])(%d*)|(.*)$';
 
 /** What a waiter's entry says of its shape (see above). */
@@ -32,9 +34,16 @@ export function shapeOfEntry(shape: LockShape): string {
 }
 
 export interface SharedHandOffNames {
-  /** Lua expressions: the lock key, the caller's clock in µs (digits). */
+  /** Lua expressions: the lock key, the shared queue, the slot's grant channel without the instance, the caller's clock in µs (digits). */
   readonly lockKey: string;
+  readonly queue: string;
+  readonly grants: string;
   readonly clock: string;
+  /**
+   * The caller's local that says the hash is marked `q` (`queueMarked` of `sharedStateLua`): serving reads
+   * it and sets it when it marks the hash.
+   */
+  readonly marked: string;
   /** `PUBLISH` or `SPUBLISH`. */
   readonly publish: string;
   /**
@@ -45,21 +54,21 @@ export interface SharedHandOffNames {
 }
 
 /**
- * Lua that serves the shared queue (see above). Expects the locals `sharedQueue`, `grants` (the grant
- * channel without its instance), `now`, the state of `sharedStateLua` and the functions of
- * `sharedGrantLua`. Each waiter served gets a hold with a fresh fencing token and a TTL of its heartbeat
+ * Lua that serves the shared queue (see above), by the grant functions of `sharedGrantLua` (which read and
+ * update the state of `sharedStateLua`, `now` among it: the caller sets them up). Each waiter served gets a hold with a fresh fencing token and a TTL of its heartbeat
  * lease (a waiter that died meanwhile holds it no longer; it renews to its lease through its watchdog),
  * and is told on its instance's grant channel as in the plain queue. Leaves `handed` (holds granted),
  * `queueLeft` (a live waiter still stands first) and `selfFence` (the caller's own grant's token, or nil),
- * the key's expiry at or past every deadline granted, and the hash marked `q` (`queueMarked`, a local of
- * the caller's) while anybody stands in line.
+ * the key's expiry at or past every deadline granted, and the hash marked `q` (`names.marked`) while
+ * anybody stands in line.
  */
 export function sharedHandOffLua(names: SharedHandOffNames): string {
-  const self = names.self;
+  const { self, queue, marked } = names;
+  const announced = announceGrantLua(names.publish, { queue, grants: names.grants, ...SERVED_ENTRY });
   return `
 local handed, queueLeft, selfFence, longest = 0, false, nil, 0
 local alive = math.floor(tonumber(${names.clock}) / 1000)
-local entry = redis.call('LINDEX', sharedQueue, 0)
+local entry = redis.call('LINDEX', ${queue}, 0)
 while entry do
   local written, heartbeat, instance, waiter, token, rest = string.match(entry, '${QUEUE_ENTRY_PATTERN}')
   local shape, n, holder
@@ -73,19 +82,19 @@ while entry do
     local fence = grantHold(token, shape, ttl, holder)
     if fence then
       handed = handed + 1
-      if ttl > longest then longest = ttl end${self ? `\n      if token == ${self.token} then selfFence = fence else${announceGrantLua(names.publish, 'sharedQueue')}\n      end` : announceGrantLua(names.publish, 'sharedQueue')}
+      if ttl > longest then longest = ttl end${self ? `\n      if token == ${self.token} then selfFence = fence else${announced}\n      end` : announced}
     end
   end
   -- Served, dead, or holding already (its entry from a re-sent join): out of line.
-  redis.call('LPOP', sharedQueue)
-  entry = redis.call('LINDEX', sharedQueue, 0)
+  redis.call('LPOP', ${queue})
+  entry = redis.call('LINDEX', ${queue}, 0)
 end
 if longest > 0 then${keepAtLeastLua(names.lockKey, 'longest')}
 end
 -- A live waiter still stands first: the hash is marked, so that its holders' releases serve the queue
 -- (holds just handed out made it anew, unmarked).
-if queueLeft and not queueMarked then
+if queueLeft and not ${marked} then
   redis.call('HSET', ${names.lockKey}, 'q', '1')
-  queueMarked = true
+  ${marked} = true
 end`;
 }

@@ -34,7 +34,7 @@ local keep = tonumber(ARGV[2])
 if keep > 0 then
   redis.call('HSET', KEYS[1], field, string.format('%.0f', now + keep) .. rest)
   ${keepAtLeastLua('KEYS[1]', 'ARGV[2]')}
-  if queueMarked then${recheckFirstLua(publish, 'keep', 'sharedQueue')}
+  if queueMarked then${recheckFirstLua(publish, 'keep', 'sharedQueue', 'grants')}
   end
   return 1
 end
@@ -42,7 +42,7 @@ redis.call('HDEL', KEYS[1], field)
 if queueMarked then
   ${sharedStateLua('KEYS[1]')}
   ${sharedGrantLua('KEYS[1]', 'fenceKey', 'callerClock')}
-  ${sharedHandOffLua({ lockKey: 'KEYS[1]', clock: 'callerClock', publish })}
+  ${sharedHandOffLua({ lockKey: 'KEYS[1]', queue: 'sharedQueue', grants: 'grants', clock: 'callerClock', marked: 'queueMarked', publish })}
   -- Nobody left in line: the mark goes, and looks at the queue with it.
   if not queueLeft then redis.call('HDEL', KEYS[1], 'q') end
   if handed > 0 then
