@@ -26,7 +26,7 @@ describe('fair: true — a waiter that crashes or stalls does not hold the queue
   const queueOf = async (key: string) => (await redis.lrange(layout.queueKey(layout.lockKey(key)), 0, -1)).map(parseEntry);
   /** The queue of the key's semaphore waiters: its entries carry the shape before the holder (see shared-queue.lua.ts). */
   const permitQueueOf = async (key: string) =>
-    (await redis.lrange(layout.sharedQueueKey(layout.lockKey(key)), 0, -1)).map(parseEntry).map((entry) => ({ ...entry, holder: entry.holder.replace(/^p\d+\|/, '') }));
+    (await redis.lrange(layout.queueKey(layout.lockKey(key), 'shaped'), 0, -1)).map(parseEntry).map((entry) => ({ ...entry, holder: entry.holder.replace(/^p\d+\|/, '') }));
   const until = async (condition: () => Promise<boolean>): Promise<void> => {
     while (!(await condition())) await new Promise((resolve) => setTimeout(resolve, 5));
   };

@@ -66,7 +66,7 @@ describe('fair: true — one queue in Redis for every instance (plain locks, and
 
   it('grants semaphore waiters of several applications in the order they queued, each released permit waking only the next one', async () => {
     const PERMITS = 2;
-    const queueKey = layout.sharedQueueKey(layout.lockKey('quota'));
+    const queueKey = layout.queueKey(layout.lockKey('quota'), 'shaped');
     const { announced, close } = await announcedGrants();
     try {
       const holders = [await apps[0]!.locks.acquire('quota', { permits: PERMITS }), await apps[0]!.locks.acquire('quota', { permits: PERMITS })];
@@ -100,7 +100,7 @@ describe('fair: true — one queue in Redis for every instance (plain locks, and
   });
 
   it('grants readers and writers in the order they queued: the readers at the head together, a writer alone, a reader behind it after it', async () => {
-    const queueKey = layout.sharedQueueKey(layout.lockKey('report'));
+    const queueKey = layout.queueKey(layout.lockKey('report'), 'shaped');
     const writer = await apps[0]!.locks.acquire('report', { mode: 'write' });
     const shapes = ['read', 'read', 'write', 'read'] as const;
     const granted: number[] = [];

@@ -28,7 +28,7 @@ describe('fair: true — a waiter that gives up leaves the queue', () => {
   // A plain waiter stands in the key's queue; a semaphore's waiter in the queue of its shaped waiters.
   const WAITERS = [
     ['a plain lock', 'plain', {}, (key: string) => redis.llen(layout.queueKey(layout.lockKey(key)))],
-    ['a semaphore', 'permit', { permits: 1 }, (key: string) => redis.llen(layout.sharedQueueKey(layout.lockKey(key)))],
+    ['a semaphore', 'permit', { permits: 1 }, (key: string) => redis.llen(layout.queueKey(layout.lockKey(key), 'shaped'))],
   ] as const;
 
   it.each(WAITERS)('at its deadline, for %s: LockNotAcquiredError, no entry left, and the release that follows hands nothing to it', async (_name, tag, shape, length) => {

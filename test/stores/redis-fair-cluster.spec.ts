@@ -45,7 +45,7 @@ describe.each([false, true])('fair: true on a Redis Cluster (shardedPubSub: %s)'
   it('grants semaphore waiters of several applications in queue order, their queue in the key’s slot, never more than N at once', async () => {
     const cluster = await startCluster();
     const observer = new Cluster(cluster.seeds.map(({ host, port }) => ({ host, port })));
-    const queueKey = new RedisKeyLayout(prefix).sharedQueueKey(`${prefix}partner:{7}:quotes`);
+    const queueKey = new RedisKeyLayout(prefix).queueKey(`${prefix}partner:{7}:quotes`, 'shaped');
     const apps: LockApp[] = await Promise.all(
       [0, 1, 2, 3].map((i) => createLockApp({ redis: clusterOption(cluster), keyPrefix: prefix, fair: true, shardedPubSub, holder: `app-${i}` })),
     );

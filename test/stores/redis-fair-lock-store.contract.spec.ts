@@ -76,7 +76,7 @@ describe('RedisLockStore with fair: true, its queue', () => {
     const reader = request('marked', 30_000);
     const readerWaits = b.acquireSharedQueued!(reader, { mode: 'read' });
     const layout = new RedisKeyLayout(prefix);
-    const queueKey = layout.sharedQueueKey(`${prefix}marked`);
+    const queueKey = layout.queueKey(`${prefix}marked`, 'shaped');
     while ((await redis.llen(queueKey)) === 0) await new Promise((resolve) => setImmediate(resolve));
     // A second writer's first attempt, turned away, left its mark (it keeps new readers out)...
     const second = request('marked', 30_000);

@@ -43,7 +43,7 @@ export function scriptFixture(name: string): ScriptFixture {
         tag,
         fenceKey: layout.fenceKey(lockKey),
         queueKey: layout.queueKey(lockKey),
-        sharedQueueKey: layout.sharedQueueKey(lockKey),
+        sharedQueueKey: layout.queueKey(lockKey, 'shaped'),
         grants: layout.grantChannel(tag, ''),
         releaseChannel: layout.releaseChannel(lockKey),
       };

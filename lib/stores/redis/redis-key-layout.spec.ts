@@ -31,9 +31,9 @@ describe('RedisKeyLayout', () => {
       const lockKey = layout.lockKey(key);
       const slot = calculateSlot(lockKey);
       expect(calculateSlot(layout.queueKey(lockKey))).toBe(slot);
-      expect(calculateSlot(layout.sharedQueueKey(lockKey))).toBe(slot);
-      expect(layout.sharedQueueNames(lockKey)).toEqual({ tag: layout.slotTag(lockKey), fenceKey: layout.fenceKey(lockKey), queueKey: layout.sharedQueueKey(lockKey) });
-      expect(layout.sharedQueueKey(lockKey)).toMatch(/^lock:#shared-queue:\{[0-9a-z]+\}/);
+      expect(calculateSlot(layout.queueKey(lockKey, 'shaped'))).toBe(slot);
+      expect(layout.queueNames(lockKey, 'shaped')).toEqual({ tag: layout.slotTag(lockKey), fenceKey: layout.fenceKey(lockKey), queueKey: layout.queueKey(lockKey, 'shaped') });
+      expect(layout.queueKey(lockKey, 'shaped')).toMatch(/^lock:#shared-queue:\{[0-9a-z]+\}/);
       expect(calculateSlot(layout.grantChannel(layout.slotTag(lockKey), 'a1b2c3'))).toBe(slot);
       expect(layout.queueKey(lockKey)).toMatch(/^lock:#queue:\{[0-9a-z]+\}/);
     },

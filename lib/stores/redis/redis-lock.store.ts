@@ -117,7 +117,7 @@ export class RedisLockStore implements LockStore {
     if (token === '' || token.includes(LOCK_VALUE_SEPARATOR)) return Promise.reject(tokenError(token));
     const lockKey = this.layout.lockKey(key);
     if (this.fair) {
-      const { tag, fenceKey, queueKey } = this.layout.sharedQueueNames(lockKey);
+      const { tag, fenceKey, queueKey } = this.layout.queueNames(lockKey, 'shaped');
       const grantChannelBase = this.layout.grantChannel(tag, '');
       const input = { lockKey, fenceKey, queueKey, token, leaseMs, holder, clockMicros: clockMicros(), shape, grantChannelBase };
       return this.commands.runScript('acquire', key, SHARED_ACQUIRE_IF_NO_QUEUE_SCRIPT, input, this.cleanUpAcquire);

@@ -1,13 +1,22 @@
 import type { LockShape } from '../../lock-shape.js';
 import type { RedisKeyLayout } from '../redis-key-layout.js';
-import { ACQUIRE_QUEUED_SCRIPT, type QueuedReply } from '../scripts/acquire-queued.script.js';
+import { ACQUIRE_QUEUED_SCRIPT, type AcquireQueuedInput, type QueuedReply } from '../scripts/acquire-queued.script.js';
 import { QUEUE_CHECK_SCRIPT, type QueueCheckInput, type QueueCheckReply } from '../scripts/queue-check.script.js';
 import { QUEUE_LEAVE_SCRIPT, type QueueLeaveInput } from '../scripts/queue-leave.script.js';
 import type { RedisScript } from '../scripts/redis-script.js';
-import { SHARED_ACQUIRE_QUEUED_SCRIPT, type SharedQueueJoinInput } from '../scripts/shared-acquire-queued.script.js';
+import { SHARED_ACQUIRE_QUEUED_SCRIPT } from '../scripts/shared-acquire-queued.script.js';
 import { SHARED_QUEUE_CHECK_SCRIPT } from '../scripts/shared-queue-check.script.js';
 import { SHARED_QUEUE_LEAVE_SCRIPT } from '../scripts/shared-queue-leave.script.js';
 import { shapeOfEntry } from '../scripts/shared-queue.lua.js';
+
+/**
+ * What a wait sends to its queue's join: the plain join's input, and the slot's grant channel without the
+ * instance, with which the shaped join tells the waiters its serving reaches (the plain join serves nobody
+ * and leaves it unread).
+ */
+export interface QueueJoinInput extends AcquireQueuedInput {
+  readonly grantChannelBase: string;
+}
 
 /**
  * Which queue a waiter stands in and the scripts it joins, looks at and leaves it with: the plain fair
@@ -26,7 +35,7 @@ export interface QueueProtocol {
    */
   readonly joinsBehind: boolean;
   /** The join (a grant, or a place at the end of the line), before `ContendedKeys` reads its replies. */
-  readonly join: RedisScript<SharedQueueJoinInput, QueuedReply>;
+  readonly join: RedisScript<QueueJoinInput, QueuedReply>;
   readonly check: RedisScript<QueueCheckInput, QueueCheckReply>;
   readonly leave: RedisScript<QueueLeaveInput, number | undefined>;
 }
@@ -44,7 +53,7 @@ export const PLAIN_QUEUE: QueueProtocol = {
 /** Waiters in `shape` (read, write, or a permit of N). */
 export function sharedQueue(shape: LockShape): QueueProtocol {
   return {
-    names: (layout, lockKey) => layout.sharedQueueNames(lockKey),
+    names: (layout, lockKey) => layout.queueNames(lockKey, 'shaped'),
     entryShape: `|${shapeOfEntry(shape)}`,
     joinsBehind: shape.mode !== 'write',
     join: SHARED_ACQUIRE_QUEUED_SCRIPT,

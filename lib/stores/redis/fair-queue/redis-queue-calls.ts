@@ -4,10 +4,9 @@ import type { SentCommand } from '../commands/redis-commands.js';
 import type { QueuedReply } from '../scripts/acquire-queued.script.js';
 import type { QueueCheckReply } from '../scripts/queue-check.script.js';
 import type { RedisScript } from '../scripts/redis-script.js';
-import type { SharedQueueJoinInput } from '../scripts/shared-acquire-queued.script.js';
 import type { ContendedKeys } from './contended-keys.js';
 import type { FairQueueContext } from './fair-queue-context.js';
-import type { QueueProtocol } from './queue-protocol.js';
+import type { QueueJoinInput, QueueProtocol } from './queue-protocol.js';
 
 /**
  * The fair queue's protocol for one waiter of one key (see scripts/queue.lua.ts, and
@@ -22,7 +21,7 @@ export class QueueCalls {
   private readonly grantChannelBase: string;
   /** The entry after its clock field: everything but the clock is fixed for the wait. */
   private readonly entryTail: string;
-  private readonly joinScript: RedisScript<SharedQueueJoinInput, QueuedReply>;
+  private readonly joinScript: RedisScript<QueueJoinInput, QueuedReply>;
 
   constructor(
     private readonly context: FairQueueContext,
