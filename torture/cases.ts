@@ -53,8 +53,12 @@ export const MIX: Readonly<Partial<Record<OpKind, number>>> = {
   'multi-hold': 1,
   pair: 1,
 };
-/** Fair queues are about waiting: more waits in line, and the pair that leaves a queue behind a crash. */
-const FAIR_MIX = { ...MIX, pair: 5, 'short-wait': 2 };
+/**
+ * Fair queues are about waiting: more waits in line, and the pair that leaves a queue behind a crash; and
+ * readers, writers and permit holders, whose waiters stand in the key's second line (`#shared-queue:`).
+ */
+const SHAPED_MIX = { read: 3, write: 2, permits: 3 };
+const FAIR_MIX = { ...MIX, pair: 5, 'short-wait': 2, ...SHAPED_MIX };
 const CLUSTER_MIX = { ...MIX, 'multi-hold': 3, 'long-hold': 2 };
 
 export const CASES: readonly TortureCase[] = [
@@ -76,7 +80,7 @@ export const CASES: readonly TortureCase[] = [
   { name: 'sentinel-fair', topology: 'sentinel', options: { fair: true }, leaseMs: [4_000, 3_000], faults: SENTINEL_FAULTS, exclusion: 'fencing', mix: FAIR_MIX },
   { name: 'sentinel-replicas', topology: 'sentinel', options: { replicas: 1 }, leaseMs: [3_000, 2_000], faults: SENTINEL_FAULTS, exclusion: 'fencing', mix: MIX },
   { name: 'cluster', topology: 'cluster', options: {}, leaseMs: [3_000, 2_000], faults: CLUSTER_FAULTS, exclusion: 'fencing', mix: CLUSTER_MIX, hashTagged: true },
-  { name: 'cluster-fair', topology: 'cluster', options: { fair: true }, leaseMs: [4_000, 3_000], faults: CLUSTER_FAULTS, exclusion: 'fencing', mix: { ...CLUSTER_MIX, pair: 3 }, hashTagged: true },
+  { name: 'cluster-fair', topology: 'cluster', options: { fair: true }, leaseMs: [4_000, 3_000], faults: CLUSTER_FAULTS, exclusion: 'fencing', mix: { ...CLUSTER_MIX, pair: 3, ...SHAPED_MIX }, hashTagged: true },
   { name: 'cluster-replicas', topology: 'cluster', options: { replicas: 1 }, leaseMs: [3_000, 2_000], faults: CLUSTER_FAULTS, exclusion: 'fencing', mix: CLUSTER_MIX, hashTagged: true },
   {
     name: 'postgres',
@@ -119,10 +123,12 @@ export function caseNamed(name: string): TortureCase {
 }
 
 export function workloadKeys(def: TortureCase): WorkloadKeys {
-  const hot = [1, 2, 3].map((i) => (def.hashTagged ? `{hot}:${i}` : `hot:${i}`));
+  const tagged = (name: string): string => (def.hashTagged ? `{hot}:${name}` : `hot:${name}`);
   return {
-    hot,
+    hot: [1, 2, 3].map((i) => tagged(String(i))),
     warmSlots: 3,
     cold: Array.from({ length: 40 }, (_, i) => `cold:${i + 1}`),
+    readWrite: [1, 2].map((i) => tagged(`rw${i}`)),
+    semaphores: [1, 2].map((i) => tagged(`sem${i}`)),
   };
 }

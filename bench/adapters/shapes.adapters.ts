@@ -34,11 +34,17 @@ export const nestedWithLockContender = libraryContender('nested-with-lock', 'thi
     }),
 }));
 
-/** A semaphore: `acquire(key, { permits })`, a lease per permit. */
-export function permitsContender(permits: number) {
-  return libraryContender('lock-service-permits', `this library: LockService.acquire(key, { permits: ${permits} })`, () => ({
-    calls: (_app, locks) => ({ acquire: (key) => locks.acquire(key, { permits }) }),
-  }));
+/**
+ * A semaphore: `acquire(key, { permits })`, a lease per permit. With `fair`, its waiters queue in Redis and a
+ * release hands the permit to the next one (`fair: true`).
+ */
+export function permitsContender(permits: number, { fair = false } = {}) {
+  return libraryContender(
+    fair ? 'lock-service-permits-fair' : 'lock-service-permits',
+    `this library: LockService.acquire(key, { permits: ${permits} })${fair ? ', fair: true' : ''}`,
+    () => ({ calls: (_app, locks) => ({ acquire: (key) => locks.acquire(key, { permits }) }) }),
+    { fair },
+  );
 }
 
 /** A reader of a read/write lock: `acquire(key, { mode: 'read' })`. */

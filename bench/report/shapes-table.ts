@@ -17,7 +17,7 @@ export function shapesTable(results: BenchResults): string[] {
     `## 9. Lock shapes (${c.repetitions} × ${num(c.durationMs)} ms per workload)`,
     '',
     'Pair: acquire + release (a scoped call whole, for `withLocks` and nested `withLock`); p50 from asking to the release done, ' +
-      'waiting and hold included. CPU µs/pair: medians, Node (this process) and Redis (INFO cpu); other load moves them less than pairs/s. Cmds/pair: server commands per pair (INFO commandstats, script-internal calls included). ' +
+      'waiting and hold included; longest / mean: the longest pair over the mean one (how long the unluckiest waited). CPU µs/pair: medians, Node (this process) and Redis (INFO cpu); other load moves them less than pairs/s. Cmds/pair: server commands per pair (INFO commandstats, script-internal calls included). ' +
       'Ratios: medians of per-round ratios to the baseline in the same workload.',
     '',
     ...(Object.keys(TITLES) as Shape[]).flatMap((shape) => shapeTable(results.shapes.filter((row) => row.shape === shape), shape)),
@@ -35,7 +35,17 @@ function shapeTable(rows: readonly ShapesRow[], shape: Shape): string[] {
     `### ${TITLES[shape]}`,
     '',
     table(
-      ['workload', 'contender', 'pairs/s', ...baselines.map((id) => `× ${labelOf(id)}`), 'p50 ms', 'CPU µs/pair Node / Redis', 'cmds/pair', ...(showInside ? ['most inside at once'] : [])],
+      [
+        'workload',
+        'contender',
+        'pairs/s',
+        ...baselines.map((id) => `× ${labelOf(id)}`),
+        'p50 ms',
+        'longest / mean',
+        'CPU µs/pair Node / Redis',
+        'cmds/pair',
+        ...(showInside ? ['most inside at once'] : []),
+      ],
       rows.map((row) => {
         const sameWorkload = rows.filter((other) => other.workload === row.workload);
         return [
@@ -44,6 +54,7 @@ function shapeTable(rows: readonly ShapesRow[], shape: Shape): string[] {
           spreadText(row.pairsPerSecond),
           ...baselines.map((id) => ratioText(throughputRatio(sameWorkload, row.entrant, id))),
           spreadText(row.pairP50Ms, 3),
+          spreadText(row.longestPairRatio, 1),
           `${num(row.nodeCpuMicrosPerPair.median)} / ${num(row.redisCpuMicrosPerPair.median)}`,
           spreadText(row.commandsPerPair, 1),
           ...(showInside ? [num(row.maxInside)] : []),

@@ -35,6 +35,8 @@ export interface ShapesRow {
   /** In round order, for ratios paired by round. */
   readonly pairsPerSecondByRound: number[];
   readonly pairP50Ms: Spread;
+  /** The longest pair over the mean pair (see `LoopOutcome.longestPairRatio`). */
+  readonly longestPairRatio: Spread;
   /** Server commands (INFO commandstats, script-internal calls included) per pair. */
   readonly commandsPerPair: Spread;
   /**
@@ -97,6 +99,7 @@ export async function runShapesScenario(context: BenchContext, options: { withRe
         const run = await timedRun(context, adapters, { ...loops, durationMs });
         context.log(
           `  s9 ${workload.title} · ${entrant.id}: ${Math.round(run.pairsPerSecond)} pairs/s, p50 ${run.pairP50Ms.toFixed(2)} ms, ` +
+            `longest ${run.longestPairRatio.toFixed(1)}× the mean, ` +
             `CPU µs/pair ${Math.round(run.nodeCpuMicrosPerPair)} Node, ${Math.round(run.redisCpuMicrosPerPair)} Redis, ` +
             `${run.commandsPerPair.toFixed(1)} cmds/pair (${Object.entries(run.commandsByName).map((entry) => entry.join(' ')).join(', ')})`,
         );
@@ -133,7 +136,11 @@ async function timedRun(context: BenchContext, adapters: readonly LockAdapter[],
 function plan(context: BenchContext, withRedisSemaphore: boolean): Workload[] {
   const { workers, permits, semaphoreWorkers, holdMs } = context.config.shapes;
   const multiKey = entrantsFor([withLocksContender, lockSetContender, nestedWithLockContender], false);
-  const semaphores = [permitsContender(permits), ...(withRedisSemaphore ? [redisSemaphoreSemaphoreContender(permits)] : [])];
+  const semaphores = [
+    permitsContender(permits),
+    permitsContender(permits, { fair: true }),
+    ...(withRedisSemaphore ? [redisSemaphoreSemaphoreContender(permits)] : []),
+  ];
   const ownKey = (_entrant: Entrant, worker: number, round: number) => `r${round}:w${worker}`;
   return [
     { shape: 'multi-key', title: 'multi-key pair, 1 worker', entrants: multiKey, workers: 1, instances: 1, holdMs: 0, key: ownKey },
@@ -179,6 +186,7 @@ function rowOf(
     pairsPerSecond: spreadOf(runs, (run) => run.pairsPerSecond),
     pairsPerSecondByRound: runs.map((run) => run.pairsPerSecond),
     pairP50Ms: spreadOf(runs, (run) => run.pairP50Ms),
+    longestPairRatio: spreadOf(runs, (run) => run.longestPairRatio),
     commandsPerPair: spreadOf(runs, (run) => run.commandsPerPair),
     nodeCpuMicrosPerPair: spreadOf(runs, (run) => run.nodeCpuMicrosPerPair),
     redisCpuMicrosPerPair: spreadOf(runs, (run) => run.redisCpuMicrosPerPair),

@@ -18,6 +18,11 @@ export interface LoopOutcome {
   /** From asking for the lock to the release resolved: waiting and hold included. */
   readonly pairP50Ms: number;
   /**
+   * The longest pair, as a multiple of the mean: how long the unluckiest wait was next to the usual one
+   * (a race across instances can leave one worker out for many rounds; a queue cannot).
+   */
+  readonly longestPairRatio: number;
+  /**
    * Most workers inside at once (between acquire and release): at most 1 for a mutex, N for N permits.
    * NaN without a hold (nobody stays inside across an await, so it would always read 1) and when the
    * contender's whole call (`run`) was measured, which the loop cannot look inside.
@@ -61,6 +66,7 @@ export async function workerLoops(adapters: readonly LockAdapter[], plan: LoopPl
     pairsPerSecond: (pairMs.length * 1000) / (now() - startedAt),
     pairs: pairMs.length,
     pairP50Ms: quantile(pairMs, 0.5),
+    longestPairRatio: pairMs.length === 0 ? NaN : (Math.max(...pairMs) * pairMs.length) / pairMs.reduce((sum, ms) => sum + ms, 0),
     maxInside: wholeCalls || holdMs === 0 ? NaN : maxInside,
   };
 }

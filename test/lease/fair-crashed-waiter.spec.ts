@@ -9,6 +9,7 @@ import { redisUrl, testPrefix } from '../support/test-prefix';
 
 const HOLD_WORKER = join(__dirname, 'workers/hold.worker.ts');
 const FAIR = { LOCK_TEST_MODULE_OPTIONS: JSON.stringify({ fair: true }) };
+const ONE_PERMIT = JSON.stringify({ permits: 1 });
 
 /** A queue entry's fields (see lib/stores/redis/scripts/queue.lua.ts). */
 function parseEntry(entry: string): { expiresAt: number; holder: string } {
@@ -23,6 +24,9 @@ describe('fair: true — a waiter that crashes or stalls does not hold the queue
   let app: LockApp;
 
   const queueOf = async (key: string) => (await redis.lrange(layout.queueKey(layout.lockKey(key)), 0, -1)).map(parseEntry);
+  /** The queue of the key's semaphore waiters: its entries carry the shape before the holder (see shared-queue.lua.ts). */
+  const permitQueueOf = async (key: string) =>
+    (await redis.lrange(layout.queueKey(layout.lockKey(key), 'shaped'), 0, -1)).map(parseEntry).map((entry) => ({ ...entry, holder: entry.holder.replace(/^p\d+\|/, '') }));
   const until = async (condition: () => Promise<boolean>): Promise<void> => {
     while (!(await condition())) await new Promise((resolve) => setTimeout(resolve, 5));
   };
@@ -57,6 +61,57 @@ describe('fair: true — a waiter that crashes or stalls does not hold the queue
     } finally {
       behind.kill('SIGKILL');
       await exitOf(behind);
+    }
+  });
+
+  it('skips a semaphore waiter killed while queued (SIGKILL) once its heartbeat lease is over, and grants the permit to the one behind it', async () => {
+    const held = await app.locks.acquire('pool', { permits: 1 });
+    const crashed = forkWorker(HOLD_WORKER, [prefix, 'pool', '30000', '60000', ONE_PERMIT], FAIR);
+    await until(async () => (await permitQueueOf('pool')).length === 1);
+    const behind = forkWorker(HOLD_WORKER, [prefix, 'pool', '30000', '60000', ONE_PERMIT], FAIR);
+    try {
+      await until(async () => (await permitQueueOf('pool')).length === 2);
+      expect((await permitQueueOf('pool')).map((entry) => entry.holder)).toEqual([`${hostname()}:${crashed.pid}`, `${hostname()}:${behind.pid}`]);
+      crashed.kill('SIGKILL');
+      await exitOf(crashed);
+      const granted = nextMessage<{ held: boolean; fencingToken: number }>(behind, (message) => message.held);
+      await held.release();
+      // The permit may go to the dead waiter first, for no longer than its heartbeat lease; then to the one
+      // behind, and to nobody else: one permit, one holder.
+      const { fencingToken } = await granted;
+      expect(fencingToken).toBeGreaterThan(held.fencingToken);
+      expect(await permitQueueOf('pool')).toEqual([]);
+      expect((await app.store.list('pool')).map((lock) => lock.fencingToken)).toEqual([fencingToken]);
+    } finally {
+      behind.kill('SIGKILL');
+      await exitOf(behind);
+    }
+  });
+
+  it('gives a SIGKILLed holder’s permit back after its lease to the first waiter in line, not to the one behind it', async () => {
+    const other = await createLockApp({ redis: redisUrl(), keyPrefix: prefix, fair: true, holder: 'other' });
+    const holder = forkWorker(HOLD_WORKER, [prefix, 'partner', '1000', '0', ONE_PERMIT], FAIR);
+    try {
+      const killed = await nextMessage<{ held: boolean; fencingToken: number }>(holder);
+      holder.kill('SIGKILL');
+      await exitOf(holder);
+      // Both wait far longer than the dead holder's lease: the permit comes back when it runs out (the first in
+      // line looks again then), and only the first in line gets it.
+      const first = app.locks.acquire('partner', { permits: 1, waitMs: 20_000 });
+      await until(async () => (await permitQueueOf('partner')).length === 1);
+      const second = other.locks.acquire('partner', { permits: 1, waitMs: 20_000 });
+      await until(async () => (await permitQueueOf('partner')).length === 2);
+      const lease = await first;
+      expect(lease.fencingToken).toBeGreaterThan(killed.fencingToken);
+      expect((await permitQueueOf('partner')).map((entry) => entry.holder)).toEqual(['other']);
+      await lease.release();
+      const next = await second;
+      expect(next.fencingToken).toBeGreaterThan(lease.fencingToken);
+      await next.release();
+    } finally {
+      holder.kill('SIGKILL');
+      await exitOf(holder);
+      await other.close();
     }
   });
 

@@ -11,7 +11,6 @@ describe('fair: true — a waiter that gives up leaves the queue', () => {
   let holderApp: LockApp;
   let waiterApp: LockApp;
 
-  const queueLength = (key: string) => redis.llen(layout.queueKey(layout.lockKey(key)));
   const until = async (condition: () => Promise<boolean>): Promise<void> => {
     while (!(await condition())) await new Promise((resolve) => setImmediate(resolve));
   };
@@ -26,62 +25,76 @@ describe('fair: true — a waiter that gives up leaves the queue', () => {
     redis.disconnect();
   });
 
-  it('at its deadline: LockNotAcquiredError, no entry left, and the release that follows hands nothing to it', async () => {
-    const held = await holderApp.locks.acquire('deadline');
-    await expect(waiterApp.locks.acquire('deadline', { waitMs: 150 })).rejects.toBeInstanceOf(LockNotAcquiredError);
-    expect(await queueLength('deadline')).toBe(0);
+  // A plain waiter stands in the key's queue; a semaphore's waiter in the queue of its shaped waiters.
+  const WAITERS = [
+    ['a plain lock', 'plain', {}, (key: string) => redis.llen(layout.queueKey(layout.lockKey(key)))],
+    ['a semaphore', 'permit', { permits: 1 }, (key: string) => redis.llen(layout.queueKey(layout.lockKey(key), 'shaped'))],
+  ] as const;
+
+  it.each(WAITERS)('at its deadline, for %s: LockNotAcquiredError, no entry left, and the release that follows hands nothing to it', async (_name, tag, shape, length) => {
+    const key = `${tag}:deadline`;
+    const held = await holderApp.locks.acquire(key, shape);
+    await expect(waiterApp.locks.acquire(key, { ...shape, waitMs: 150 })).rejects.toBeInstanceOf(LockNotAcquiredError);
+    expect(await length(key)).toBe(0);
     await held.release();
-    expect(await holderApp.store.inspect('deadline')).toBeNull();
+    expect(await holderApp.store.inspect(key)).toBeNull();
   });
 
-  it('on abort: rejects with the signal’s reason and leaves no entry', async () => {
-    const held = await holderApp.locks.acquire('abort');
+  it.each(WAITERS)('on abort, for %s: rejects with the signal’s reason and leaves no entry', async (_name, tag, shape, length) => {
+    const key = `${tag}:abort`;
+    const held = await holderApp.locks.acquire(key, shape);
     const controller = new AbortController();
-    const waiting = waiterApp.locks.acquire('abort', { waitMs: 60_000, signal: controller.signal });
-    await until(async () => (await queueLength('abort')) === 1);
+    const waiting = waiterApp.locks.acquire(key, { ...shape, waitMs: 60_000, signal: controller.signal });
+    await until(async () => (await length(key)) === 1);
     const reason = new Error('the caller went away');
     controller.abort(reason);
     await expect(waiting).rejects.toBe(reason);
-    expect(await queueLength('abort')).toBe(0);
+    expect(await length(key)).toBe(0);
     await held.release();
-    expect(await holderApp.store.inspect('abort')).toBeNull();
+    expect(await holderApp.store.inspect(key)).toBeNull();
   });
 
-  it('when an abort races the hand-off, the key is either the waiter’s lease or given back, never left held', async () => {
-    for (let i = 0; i < 10; i++) {
-      const key = `race:${i}`;
-      const held = await holderApp.locks.acquire(key);
-      const controller = new AbortController();
-      const waiting = waiterApp.locks.acquire(key, { waitMs: 60_000, signal: controller.signal });
-      await until(async () => (await queueLength(key)) === 1);
-      const released = held.release();
-      controller.abort(new Error('gave up'));
-      await released;
-      const outcome = await waiting.then(
-        (lease: Lease) => lease,
-        (error: unknown) => error,
-      );
-      if (outcome instanceof Error) {
-        expect(outcome.message).toBe('gave up');
-        await until(async () => (await holderApp.store.inspect(key)) === null);
-      } else {
-        await (outcome as Lease).release();
-      }
-      expect(await holderApp.store.inspect(key)).toBeNull();
-      expect(await queueLength(key)).toBe(0);
-    }
-  });
-
-  it('at shutdown: the wait ends with LockStoreUnavailableError and its entry goes', async () => {
+  it.each(WAITERS)('at shutdown, for %s: the wait ends with LockStoreUnavailableError and its entry goes', async (_name, tag, shape, length) => {
+    const key = `${tag}:shutdown`;
     const leaving = await createLockApp({ redis: redisUrl(), keyPrefix: prefix, fair: true, holder: 'leaving' });
-    const held = await holderApp.locks.acquire('shutdown');
-    const waiting = leaving.locks.acquire('shutdown', { waitMs: 60_000 });
-    await until(async () => (await queueLength('shutdown')) === 1);
+    const held = await holderApp.locks.acquire(key, shape);
+    const waiting = leaving.locks.acquire(key, { ...shape, waitMs: 60_000 });
+    await until(async () => (await length(key)) === 1);
     const closed = leaving.close();
     await expect(waiting).rejects.toBeInstanceOf(LockStoreUnavailableError);
     await closed;
-    expect(await queueLength('shutdown')).toBe(0);
+    expect(await length(key)).toBe(0);
     await held.release();
-    expect(await holderApp.store.inspect('shutdown')).toBeNull();
+    expect(await holderApp.store.inspect(key)).toBeNull();
   });
+
+  it.each(WAITERS)(
+    'when an abort races the hand-off, for %s: the waiter’s lease, or handed on to the next in line, never left held',
+    async (_name, tag, shape, length) => {
+      for (let i = 0; i < 10; i++) {
+        const key = `${tag}:race:${i}`;
+        const held = await holderApp.locks.acquire(key, shape);
+        const controller = new AbortController();
+        const waiting = waiterApp.locks.acquire(key, { ...shape, waitMs: 60_000, signal: controller.signal });
+        await until(async () => (await length(key)) === 1);
+        const next = holderApp.locks.acquire(key, { ...shape, waitMs: 60_000 });
+        await until(async () => (await length(key)) === 2);
+        const released = held.release();
+        controller.abort(new Error('gave up'));
+        await released;
+        const outcome = await waiting.then(
+          (lease: Lease) => lease,
+          (error: unknown) => error,
+        );
+        if (outcome instanceof Error) expect(outcome.message).toBe('gave up');
+        else await (outcome as Lease).release();
+        // Left before it was handed the key, or handed it and gave it back: either way it went on.
+        const lease = await next;
+        expect(lease.fencingToken).toBeGreaterThan(held.fencingToken);
+        await lease.release();
+        expect(await holderApp.store.inspect(key)).toBeNull();
+        expect(await length(key)).toBe(0);
+      }
+    },
+  );
 });

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { LockStoreUnavailableError } from '../../lib/index';
+import { LockStoreUnavailableError, type QueuedAcquireRequest } from '../../lib/index';
 import { createRedisConnection } from '../../lib/stores/redis/connection/redis-client.factory';
 import { RedisLockStore } from '../../lib/stores/redis/redis-lock.store';
 import { warmFairScripts } from '../support/fair-scripts';
@@ -23,7 +23,13 @@ async function until(condition: () => Promise<boolean>, withinMs: number): Promi
  * the key to the failed call's token. That grant must be given back once its late reply arrives (it was
  * left for the whole lease: a 60 s lease, nobody holding it).
  */
-describe('fair queue: a wait that failed while Redis stalled', () => {
+// The same for a semaphore waiter, whose join grants a permit (a hold in the key's hash) to the failed call.
+const WAITS: Array<[string, (store: RedisLockStore, request: QueuedAcquireRequest) => Promise<unknown>]> = [
+  ['a plain lock', (store, request) => store.acquireQueued!(request)],
+  ['a semaphore', (store, request) => store.acquireSharedQueued!(request, { permits: 2 })],
+];
+
+describe.each(WAITS)('fair queue: a wait for %s that failed while Redis stalled', (_name, wait) => {
   it('leaves nothing held once the stalled calls run', async () => {
     const prefix = testPrefix(__filename);
     const store = new RedisLockStore(createRedisConnection(redisUrl()), { keyPrefix: prefix, commandTimeoutMs: TIMEOUT_MS, fair: true });
@@ -34,9 +40,8 @@ describe('fair queue: a wait that failed while Redis stalled', () => {
       // A stall well past the wait and every clean-up's own timeout: all of them are given up before it ends.
       const stallEndsAt = Date.now() + TIMEOUT_MS * 10;
       await admin.call('CLIENT', 'PAUSE', String(TIMEOUT_MS * 10), 'WRITE');
-      const failed = store.acquireQueued!({ key: 'k', token: randomUUID(), leaseMs: 60_000, holder: 'test', deadline: Date.now() + TIMEOUT_MS * 2 });
+      const failed = wait(store, { key: 'k', token: randomUUID(), leaseMs: 60_000, holder: 'test', deadline: Date.now() + TIMEOUT_MS * 2 });
       await expect(failed).rejects.toBeInstanceOf(LockStoreUnavailableError);
-      // The pause ends; the join runs and grants the free key; its late reply is what the store must act on.
       // The stall ends; the stalled calls run in order on the store's connection, which a call of its own
       // sent now waits behind. The join granted the free key: its late reply is what the store must act on.
       await new Promise((resolve) => setTimeout(resolve, Math.max(0, stallEndsAt - Date.now())));

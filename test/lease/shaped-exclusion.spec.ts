@@ -70,8 +70,10 @@ afterAll(async () => {
 });
 
 // The workers lock on the store named; the history and the counter stay on the run's Redis either way.
+// With `fair: true`, readers, writers and permit holders wait in the key's queue in Redis.
 const STORES: Array<[string, () => NodeJS.ProcessEnv]> = [
   ['Redis', () => ({})],
+  ['Redis, fair: true', () => ({ LOCK_TEST_MODULE_OPTIONS: JSON.stringify({ fair: true }) })],
   ['PostgreSQL', () => postgresWorkerEnv(db!.url)],
   // Waiters of every shape queue in etcd (FIFO across the processes), as plain ones do.
   ['etcd', () => ({ LOCK_TEST_STORE: 'etcd', ETCD_ENDPOINTS: etcd!.endpoints.join(',') })],

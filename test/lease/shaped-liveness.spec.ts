@@ -22,8 +22,12 @@ afterAll(async () => {
   await etcd?.stop();
 });
 
+const FAIR = { LOCK_TEST_MODULE_OPTIONS: JSON.stringify({ fair: true }) };
+
 const STORES: Array<[string, Store]> = [
   ['Redis', { options: (keyPrefix) => ({ redis: redisUrl(), keyPrefix }), env: () => ({}) }],
+  // Waiters in the key's queue: the first in line looks again when the dead holder's hold runs out.
+  ['Redis, fair: true', { options: (keyPrefix) => ({ redis: redisUrl(), keyPrefix, fair: true }), env: () => FAIR }],
   ['PostgreSQL', { options: (keyPrefix) => ({ store: 'postgres', postgres: db!.url, keyPrefix }), env: () => postgresWorkerEnv(db!.url) }],
   // A 500 ms election timeout makes the server's shortest lease 1 s, so LEASE_MS is one it grants as asked.
   [

@@ -11,7 +11,17 @@ export interface ScriptFixture {
   readonly redis: Redis;
   readonly layout: RedisKeyLayout;
   /** A lock key of its own, with its slot tag, queue, fencing counter and grant channel base. */
-  lock(): { key: string; lockKey: string; tag: string; fenceKey: string; queueKey: string; grants: string; releaseChannel: string };
+  lock(): {
+    key: string;
+    lockKey: string;
+    tag: string;
+    fenceKey: string;
+    queueKey: string;
+    /** The queue of the key's shaped waiters (see shared-queue.lua.ts). */
+    sharedQueueKey: string;
+    grants: string;
+    releaseChannel: string;
+  };
   close(): Promise<void>;
 }
 
@@ -33,6 +43,7 @@ export function scriptFixture(name: string): ScriptFixture {
         tag,
         fenceKey: layout.fenceKey(lockKey),
         queueKey: layout.queueKey(lockKey),
+        sharedQueueKey: layout.queueKey(lockKey, 'shaped'),
         grants: layout.grantChannel(tag, ''),
         releaseChannel: layout.releaseChannel(lockKey),
       };
@@ -50,10 +61,21 @@ export function lockValue(flag: '-' | 'w' | 'q', token: string, fence: number, h
   return `${flag}${token}|${fence}|${holder}`;
 }
 
-/** A fair queue entry (see queue.lua.ts), alive until `expiresAt` (epoch ms). */
-export function queueEntry(token: string, options: { expiresAt?: number; ttlMs?: number; instance?: string; waiter?: string; holder?: string } = {}): string {
-  const { expiresAt = Date.now() + 60_000, ttlMs = 2_000, instance = 'inst', waiter = token, holder = 'host:2' } = options;
-  return `${(expiresAt - ttlMs) * 1000}|${ttlMs}|${instance}|${waiter}|${token}|${holder}`;
+/**
+ * A fair queue entry (see queue.lua.ts), alive until `expiresAt` (epoch ms); with `shape` (`p5`, `r`, `w`),
+ * a shaped waiter's entry in the shared queue (see shared-queue.lua.ts).
+ */
+export function queueEntry(
+  token: string,
+  options: { expiresAt?: number; ttlMs?: number; instance?: string; waiter?: string; holder?: string; shape?: string } = {},
+): string {
+  const { expiresAt = Date.now() + 60_000, ttlMs = 2_000, instance = 'inst', waiter = token, holder = 'host:2', shape } = options;
+  return `${(expiresAt - ttlMs) * 1000}|${ttlMs}|${instance}|${waiter}|${token}${shape === undefined ? '' : `|${shape}`}|${holder}`;
+}
+
+/** A hold in a read/write lock's or semaphore's hash (see shared-hold.lua.ts), live until `deadline` (epoch ms). */
+export function sharedHold(fence: number, deadline = Date.now() + 60_000, holder = 'host:1'): string {
+  return `${deadline}|${fence}|${holder}`;
 }
 
 /** Messages published on `channel` from now on (resolves once subscribed). */

@@ -47,6 +47,15 @@ class History {
     return this.end(actor, op, to + 1, 'ok');
   }
 
+  /** A read/write or permit hold from `from` to `to` (released), granted to an operation that began at `opAt`. */
+  shaped(actor: string, key: string, fence: number, from: number, to: number, shape: 'read' | 'write' | 'permits', options: { permits?: number; opAt?: number } = {}): this {
+    const op = this.start(actor, shape, key, options.opAt ?? from, { waitMs: 1_000 });
+    this.push({ t: from, p: actor, type: 'grant', op, key, fence, digest: op, leaseMs: LEASE, expiresAt: T0 + from + LEASE, minHoldMs: 0, shape, ...(shape === 'permits' ? { permits: options.permits ?? 2 } : {}) });
+    this.push({ t: to, p: actor, type: 'section-end', op, key, digest: op });
+    this.push({ t: to + 1, p: actor, type: 'ev', ev: 'released', key, digest: op, keptMs: 0 });
+    return this.end(actor, op, to + 1, 'ok');
+  }
+
   /** A single attempt (tryAcquire) on `key` refused at `at`. */
   refusedTry(actor: string, key: string, at: number): this {
     const op = this.start(actor, 'tryAcquire', key, at, { waitMs: 0, single: true });
@@ -122,6 +131,48 @@ describe('torture checker', () => {
   it('(b) reports a fence that did not rise in grant order', () => {
     const history = new History().hold('a0.1', 'hot', 5, 100, 600).hold('a1.1', 'hot', 3, 700, 1_200);
     expect(violations(history.finish(3_000)).b).toEqual([expect.stringMatching(/granted to a1.1 with fence 3 after a0.1's 5/), 'register accepted fence 3 (a1.1) after fence 5 (a0.1)']);
+  });
+
+  it('(a) lets readers share a key and N permit holders hold one, and reports a writer held with a reader and N + 1 permit holders', () => {
+    const lawful = new History()
+      .shaped('a0.1', 'rw', 1, 100, 900, 'read')
+      .shaped('a1.1', 'rw', 2, 200, 800, 'read')
+      .shaped('a2.1', 'rw', 3, 1_000, 1_500, 'write')
+      .shaped('a0.1', 'sem', 4, 100, 900, 'permits')
+      .shaped('a1.1', 'sem', 5, 200, 800, 'permits')
+      .shaped('a2.1', 'sem', 6, 950, 1_500, 'permits');
+    expect(violations(lawful.finish(4_000))).toEqual({});
+    const broken = new History()
+      .shaped('a0.1', 'rw', 1, 100, 900, 'read')
+      .shaped('a1.1', 'rw', 2, 500, 1_200, 'write')
+      .shaped('a0.1', 'sem', 4, 100, 900, 'permits')
+      .shaped('a1.1', 'sem', 5, 200, 900, 'permits')
+      .shaped('a2.1', 'sem', 6, 600, 1_500, 'permits');
+    expect(violations(broken.finish(4_000)).a).toEqual([
+      expect.stringMatching(/"rw" held by a0.1 \(fence 1, read\) and a1.1 \(fence 2, write\) at once/),
+      expect.stringMatching(/"sem" held by 3 at once, 2 permits: a2.1 \(fence 6\) granted while a0.1 \(fence 4\), a1.1 \(fence 5\) still held it/),
+    ]);
+  });
+
+  it('(b) on a shaped key, orders fences by what ended before an operation began, not by when holders learnt of their grants', () => {
+    // Two readers at once learnt of their grants in the other order than the store made them: lawful.
+    const lawful = new History().shaped('a0.1', 'rw', 2, 100, 900, 'read', { opAt: 50 }).shaped('a1.1', 'rw', 1, 150, 800, 'read', { opAt: 60 });
+    expect(violations(lawful.finish(4_000))).toEqual({});
+    const broken = new History().shaped('a0.1', 'rw', 5, 100, 400, 'read').shaped('a1.1', 'rw', 3, 700, 900, 'read', { opAt: 600 });
+    expect(violations(broken.finish(4_000)).b).toEqual([expect.stringMatching(/"rw" granted to a1.1 \(read\) with fence 3, not above a0.1's 5 \(read\)/)]);
+  });
+
+  it('(c) on a shaped key, counts another operation waiting for it as taking it, but not the refused wait itself', () => {
+    const refused = (others: boolean): HistoryRecord[] => {
+      const history = new History();
+      // A writer in line from 0.1 s, granted at 3.5 s: a reader's single attempt at 1 s is turned away by the line.
+      if (others) history.shaped('a0.1', 'rw', 1, 3_500, 4_000, 'write', { opAt: 100 });
+      const single = history.start('a1.1', 'read', 'rw', 1_000, { waitMs: 0, single: true });
+      history.end('a1.1', single, 1_002, 'refused');
+      return history.finish(8_000);
+    };
+    expect(violations(refused(true)).c).toBeUndefined();
+    expect(violations(refused(false)).c).toEqual([expect.stringMatching(/a1.1 refused "rw" on a single attempt \(read\)/)]);
   });
 
   it('(c) reports a single attempt refused while nothing explains the key being taken, and not one refused under a holder', () => {

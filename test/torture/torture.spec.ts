@@ -32,6 +32,7 @@ const RUNS: readonly SpecRun[] = [
   // waiter refused while its key stood free for 2 s after the stall (`npm run torture -- --seed 18 --only
   // redis-fair`); whether the fair queue or the checker's stall bound is at fault is not known yet. Three
   // runs of it this round (after the refused-subscription fix) were clean: not reproduced since.
+  // Both fair seeds take readers, writers and permits too (the key's line of shaped waiters), in the same time.
   { name: 'redis-fair', seed: 8, minutes: 0.3 },
   // Replicas where WAIT is refused (defect 4): since its fix such a module is refused at startup
   // (LockConfigError naming replicas), so the case has no workload; the checker asserts that every

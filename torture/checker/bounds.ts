@@ -26,6 +26,11 @@ export interface Bounds {
    * behind it, the queue's own TTL (5 s from its last look) removes it two heartbeats after its death.
    */
   readonly queueMs: number;
+  /**
+   * How long a waiting writer's first attempt, turned away, keeps new readers out after its last attempt
+   * (`2 × retryMaxDelayMs + commandTimeoutMs`, lib/service/shaped-leases.ts).
+   */
+  readonly writerMarkMs: number;
   /** How long after a fault recovered the store may still be settling (reconnects, a backlog). */
   readonly recoveryMs: number;
   /** A waiter given a free key wakes within the fallback backoff's cap (1 s) plus slack. */
@@ -55,6 +60,7 @@ export function boundsFor(def: TortureCase): Bounds {
     leaseMaxMs: Math.max(...def.leaseMs),
     orphanMs: COMMAND_TIMEOUT_MS + slackMs,
     queueMs: fair ? 2 * QUEUE_HEARTBEAT_MS + QUEUE_HEARTBEAT_MS / 3 + slackMs : 0,
+    writerMarkMs: 2 * RETRY_MAX_DELAY_MS + COMMAND_TIMEOUT_MS,
     recoveryMs: 2 * slackMs,
     wakeMs: RETRY_MAX_DELAY_MS + slackMs,
     // A wait subscribed to releases wakes by notification; the backoff timer is a safety net for a missed

@@ -8,6 +8,8 @@ import { busyByKey, checkLiveness } from './liveness';
 import { buildModel, type Model } from './model';
 import { checkPolling } from './polling';
 import { checkProcesses, checkSameAnswer, checkStartup } from './processes';
+import { shapedWaiters } from './shapes';
+import { shapeOf } from '../worker/op-plan';
 import type { Invariant, Violation } from './violation';
 import { faultsDuring } from './windows';
 
@@ -36,10 +38,11 @@ export function check(records: readonly HistoryRecord[], def: TortureCase): Chec
   const bounds = boundsFor(def);
   const found = overlaps(model);
   const busy = busyByKey(model, def, bounds);
+  const shapedKeys = new Set(model.ops.filter((op) => shapeOf(op.kind)).map((op) => op.key));
   const violations = [
     ...checkExclusion(model, def, bounds, found),
     ...checkFencing(model, bounds, found),
-    ...checkLiveness(model, bounds, busy),
+    ...checkLiveness(model, bounds, busy, shapedWaiters(model, bounds, shapedKeys)),
     ...checkLeaks(model, def, bounds),
     ...checkLossSeen(model, bounds, found),
     ...checkFalseLoss(model, def, bounds),

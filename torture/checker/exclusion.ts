@@ -2,21 +2,33 @@ import type { TortureCase } from '../cases';
 import type { Bounds } from './bounds';
 import { meets, type Interval } from './intervals';
 import { believedEnd, expiryAt, type Hold, type Model } from './model';
+import { checkShapedFencing, isShaped, mustHaveLost, shapedOverlaps, type Overlap } from './shapes';
 import type { Violation } from './violation';
 import { failoverWindows } from './windows';
 
-/** Two holds of one key whose holders both believed, for a while, that they held it. */
-export interface Overlap {
-  readonly older: Hold;
-  readonly newer: Hold;
-  readonly span: Interval;
+/** Every hold, by its key. */
+export function holdsByKey(model: Model): Map<string, Hold[]> {
+  const byKey = new Map<string, Hold[]>();
+  for (const h of model.holds) {
+    if (!byKey.has(h.key)) byKey.set(h.key, []);
+    byKey.get(h.key)!.push(h);
+  }
+  return byKey;
 }
 
+export type { Overlap };
+
+/**
+ * Two holds of one key whose holders both believed, for a while, that they held it; for a read/write key
+ * or a semaphore's, two that may not both hold it (see shapes.ts).
+ */
 export function overlaps(model: Model): Overlap[] {
   const found: Overlap[] = [];
-  const byKey = new Map<string, Hold[]>();
-  for (const h of model.holds) byKey.set(h.key, [...(byKey.get(h.key) ?? []), h]);
-  for (const holds of byKey.values()) {
+  for (const holds of holdsByKey(model).values()) {
+    if (isShaped(holds)) {
+      found.push(...shapedOverlaps(holds, model.runEnd));
+      continue;
+    }
     holds.sort((x, y) => x.grantAt - y.grantAt);
     for (let i = 0; i < holds.length; i++) {
       for (let j = i + 1; j < holds.length; j++) {
@@ -48,7 +60,10 @@ function lostUpdate(h: Hold, span: Interval): boolean {
 export function checkExclusion(model: Model, def: TortureCase, bounds: Bounds, found: readonly Overlap[]): Violation[] {
   const windows = failoverWindows(model, def, bounds);
   const violations: Violation[] = [];
-  for (const { older, newer, span } of found) {
+  // A semaphore's excess is a violation only when fewer of its older holders are excused than the excess.
+  const excess = new Map<Hold, { unexcused: Overlap[]; holders: number; permits: number }>();
+  for (const overlap of found) {
+    const { older, newer, span } = overlap;
     // In register order (the value each write found, which the register reports): an older holder's write
     // accepted before the newer holder's first accepted one may have been sent before a freeze and recorded
     // only when its process ran again; one accepted after it is what fencing must refuse.
@@ -58,16 +73,37 @@ export function checkExclusion(model: Model, def: TortureCase, bounds: Bounds, f
     const paused = model.procs.get(older.actor)?.pauses.some((p) => p.from <= newer.grantAt && p.to >= newer.grantAt - bounds.leaseMaxMs);
     const lateTimer = older.lossAt !== undefined && older.lossAt - span.from <= bounds.slackMs;
     const excused = meets(windows, span) ? 'failover window' : paused ? 'older holder frozen' : lateTimer ? 'loss timer late' : undefined;
+    if (overlap.excess) {
+      const group = excess.get(newer) ?? { unexcused: [], ...overlap.excess };
+      excess.set(newer, group);
+      if (!(excused && fenced)) group.unexcused.push(overlap);
+      continue;
+    }
     if (excused && fenced) continue;
     const why = excused ? `inside a ${excused}, but the register accepted the older holder's writes or lost an update` : 'outside any failover window';
     violations.push({
       invariant: 'a',
       key: older.key,
       at: span.from,
-      message: `"${older.key}" held by ${older.actor} (fence ${older.fence}) and ${newer.actor} (fence ${newer.fence}) at once for ${span.to - span.from} ms, ${why}`,
+      message: `"${older.key}" held by ${older.actor} (fence ${older.fence}${shapeNote(older)}) and ${newer.actor} (fence ${newer.fence}${shapeNote(newer)}) at once for ${span.to - span.from} ms, ${why}`,
+    });
+  }
+  for (const [newer, { unexcused, holders, permits }] of excess) {
+    // The newer grant and its unexcused co-holders are more than N: somebody held a permit that was not free.
+    if (unexcused.length < permits) continue;
+    const span = unexcused.reduce((shortest, o) => (o.span.to < shortest.to ? o.span : shortest), unexcused[0]!.span);
+    violations.push({
+      invariant: 'a',
+      key: newer.key,
+      at: span.from,
+      message: `"${newer.key}" held by ${holders} at once, ${permits} permits: ${newer.actor} (fence ${newer.fence}) granted while ${unexcused.map((o) => `${o.older.actor} (fence ${o.older.fence})`).join(', ')} still held it, for ${span.to - span.from} ms, outside any failover window`,
     });
   }
   return violations;
+}
+
+function shapeNote(h: Hold): string {
+  return h.shape ? `, ${h.shape}` : '';
 }
 
 /**
@@ -77,12 +113,11 @@ export function checkExclusion(model: Model, def: TortureCase, bounds: Bounds, f
 export function checkFencing(model: Model, bounds: Bounds, found: readonly Overlap[]): Violation[] {
   const violations: Violation[] = [];
   const overlapping = new Set(found.flatMap((o) => [o.older, o.newer]));
-  const byKey = new Map<string, Hold[]>();
-  for (const h of model.holds) byKey.set(h.key, [...(byKey.get(h.key) ?? []), h]);
-  for (const [key, holds] of byKey) {
+  for (const [key, holds] of holdsByKey(model)) {
+    if (isShaped(holds)) violations.push(...checkShapedFencing(model, key, holds));
     // A grant its holder learnt of only after its own deadline (a reply read after a freeze) was never held:
     // the library reports it lost at once. When the store made it, nobody here can tell.
-    const held = holds.filter((h) => h.expiries[0]!.expiresAt > h.grantAt).sort((x, y) => x.grantAt - y.grantAt);
+    const held = isShaped(holds) ? [] : holds.filter((h) => h.expiries[0]!.expiresAt > h.grantAt).sort((x, y) => x.grantAt - y.grantAt);
     for (let i = 1; i < held.length; i++) {
       const [before, after] = [held[i - 1]!, held[i]!];
       if (after.fence > before.fence || overlapping.has(after) || overlapping.has(before)) continue;
@@ -109,8 +144,9 @@ export function checkFencing(model: Model, bounds: Bounds, found: readonly Overl
  */
 export function checkLossSeen(model: Model, bounds: Bounds, found: readonly Overlap[]): Violation[] {
   const violations: Violation[] = [];
-  for (const { older, newer } of found) {
-    if (older.killedAt !== undefined) continue;
+  for (const overlap of found) {
+    const { older, newer } = overlap;
+    if (older.killedAt !== undefined || !mustHaveLost(overlap)) continue;
     const deadline = expiryAt(older, newer.grantAt);
     const resumed = model.procs.get(older.actor)?.pauses.find((p) => p.from <= deadline + bounds.slackMs && p.to >= deadline)?.to;
     const due = Math.max(deadline, resumed ?? 0) + bounds.slackMs;

@@ -66,16 +66,17 @@ export function checkLeaks(model: Model, def: TortureCase, bounds: Bounds): Viol
       if (sample.start > until) worst.set(id, { lock, at: worst.get(id)?.at ?? sample.start, over: sample.start - until });
     }
     for (const queue of sample.queues) {
-      if (queue.entries.length === 0 || reported.has(`queue:${queue.key}`)) continue;
+      const line = queue.shaped ? 'line of shaped waiters' : 'fair queue';
+      if (queue.entries.length === 0 || reported.has(`${line}:${queue.key}`)) continue;
       const deadSince = Math.max(...queue.entries.map((e) => e.deadline));
       const quiet = !disturbed.some((d) => d.from <= sample.start && d.to >= deadSince - QUEUE_HEARTBEAT_MS);
       if (!quiet || sample.start - deadSince <= bounds.queueMs) continue;
-      reported.add(`queue:${queue.key}`);
+      reported.add(`${line}:${queue.key}`);
       violations.push({
         invariant: 'd',
         key: queue.key,
         at: sample.start,
-        message: `fair queue of "${queue.key}" still holds ${queue.entries.length} entr${queue.entries.length === 1 ? 'y' : 'ies'} (${[...new Set(queue.entries.map((e) => e.holder))].join(', ')}) all dead for ${Math.round(sample.start - deadSince)} ms`,
+        message: `${line} of "${queue.key}" still holds ${queue.entries.length} entr${queue.entries.length === 1 ? 'y' : 'ies'} (${[...new Set(queue.entries.map((e) => e.holder))].join(', ')}) all dead for ${Math.round(sample.start - deadSince)} ms`,
       });
     }
   }

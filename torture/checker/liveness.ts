@@ -80,16 +80,20 @@ export function busyByKey(model: Model, def: TortureCase, bounds: Bounds): Map<s
  * (c) Liveness. A single attempt (tryAcquire, waitMs 0, onLocked 'skip') refused while no hold, no
  * unsettled call and no fault could explain the key being taken is a free key refused. A wait that timed
  * out while the key stood free for longer than a wake-up takes (the backoff's cap plus slack) was never
- * given it.
+ * given it. On a read/write or semaphore key any hold counts as taking it, and so does another operation
+ * waiting for it (`waiters`, see shapes.ts): what is judged there is a key nobody holds nor waits for
+ * refused, as a dead line of shaped waiters would.
  */
-export function checkLiveness(model: Model, bounds: Bounds, busy: Map<string, Interval[]>): Violation[] {
+export function checkLiveness(model: Model, bounds: Bounds, busy: Map<string, Interval[]>, waiters = new Map<string, Array<{ op: string; span: Interval }>>()): Violation[] {
   const violations: Violation[] = [];
   const disturbed = storeDisturbances(model, bounds);
   const refusals = model.ops.filter((op): op is Op & { end: number } => op.outcome === 'refused' && op.end !== undefined);
   for (const op of refusals) {
     const span = { from: op.start, to: op.end };
-    // A multi-hold is refused while either of its keys stays taken.
-    const taken = op.keys.length === 1 ? (busy.get(op.key) ?? disturbed) : union(op.keys.flatMap((key) => busy.get(key) ?? disturbed));
+    // A multi-hold is refused while either of its keys stays taken; a shaped key also while others wait for it.
+    const inLine = (waiters.get(op.key) ?? []).filter((w) => w.op !== op.op).map((w) => w.span);
+    const taken =
+      op.keys.length === 1 && inLine.length === 0 ? (busy.get(op.key) ?? disturbed) : union([...op.keys.flatMap((key) => busy.get(key) ?? disturbed), ...inLine]);
     if (op.single) {
       if (meets(taken, span)) continue;
       violations.push({ invariant: 'c', key: op.key, at: op.start, message: `${op.actor} refused "${op.key}" on a single attempt (${op.kind}) while nobody held it: ${sinceLast(model, op, bounds)}` });

@@ -11,6 +11,9 @@ export interface Hold {
   readonly grantAt: number;
   leaseMs: number;
   readonly minHoldMs: number;
+  /** A read/write lock's or a semaphore's hold, and a permit's N; undefined for a plain lock. */
+  readonly shape?: 'read' | 'write' | 'permits';
+  readonly permits?: number;
   sectionEndAt?: number;
   rolledBack?: boolean;
   /** When the holder learnt of the loss (lost event, or LeaseLostError from the call), and why. */
@@ -126,7 +129,19 @@ export function buildModel(records: readonly HistoryRecord[]): Model {
     model.runEnd = Math.max(model.runEnd, r.t);
     switch (r.type) {
       case 'grant': {
-        const h: Hold = { actor: r.p, op: r.op, key: r.key, fence: r.fence, digest: r.digest, grantAt: r.t, leaseMs: r.leaseMs, minHoldMs: r.minHoldMs, expiries: [{ t: r.t, expiresAt: r.expiresAt }], writes: [] };
+        const h: Hold = {
+          actor: r.p,
+          op: r.op,
+          key: r.key,
+          fence: r.fence,
+          digest: r.digest,
+          grantAt: r.t,
+          leaseMs: r.leaseMs,
+          minHoldMs: r.minHoldMs,
+          ...(r.shape ? { shape: r.shape, permits: r.permits } : {}),
+          expiries: [{ t: r.t, expiresAt: r.expiresAt }],
+          writes: [],
+        };
         holds.push(h);
         byDigest.set(`${r.p}/${r.digest}`, h);
         break;

@@ -45,7 +45,19 @@ export type WorkerRecord = Base &
         readonly key2?: string;
       }
     | { readonly type: 'op-end'; readonly op: string; readonly outcome: OpOutcome; readonly error?: string; readonly option?: string }
-    | { readonly type: 'grant'; readonly op: string; readonly key: string; readonly fence: number; readonly digest: string; readonly leaseMs: number; readonly expiresAt: number; readonly minHoldMs: number }
+    | {
+        readonly type: 'grant';
+        readonly op: string;
+        readonly key: string;
+        readonly fence: number;
+        readonly digest: string;
+        readonly leaseMs: number;
+        readonly expiresAt: number;
+        readonly minHoldMs: number;
+        /** A read/write lock's or a semaphore's hold (absent for a plain lock), and the N of a permit. */
+        readonly shape?: 'read' | 'write' | 'permits';
+        readonly permits?: number;
+      }
     | { readonly type: 'join'; readonly op: string; readonly key: string; readonly fence: number; readonly digest: string }
     | {
         readonly type: 'write';
@@ -74,6 +86,8 @@ export interface HeldLockSample {
 
 export interface QueueSample {
   readonly key: string;
+  /** The key's line of shaped waiters (`#shared-queue:`) rather than its plain one (`#queue:`). */
+  readonly shaped?: boolean;
   /** Every entry's heartbeat deadline (epoch ms) and the instance that wrote it. */
   readonly entries: ReadonlyArray<{ readonly deadline: number; readonly holder: string }>;
 }

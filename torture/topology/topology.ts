@@ -10,7 +10,7 @@ export interface Topology {
   appOptions(slot: number): Record<string, unknown>;
   /** The same store as the parent's sampler sees it: a direct connection, no proxy. */
   samplerOptions(): Record<string, unknown>;
-  /** Redis only: every fair-queue list under `prefix`, read behind the library's back. */
+  /** Redis only: every fair-queue list under `prefix` (plain and shaped lines), read behind the library's back. */
   scanQueues?(prefix: string): Promise<QueueSample[]>;
   /** The server faults of this topology (application faults are the fleet's). */
   readonly injectors: Partial<Record<FaultKind, Injector>>;
@@ -39,19 +39,24 @@ export function lifted(target: string, detail?: string): { target: string; end: 
   return { target, end: now, recovered: now, ...(detail ? { detail } : {}) };
 }
 
-/** The fair-queue entries of one list: `<clockµs>|<heartbeatMs>|<instance>|<waiter>|<token>|<holder>`. */
-export function parseQueue(key: string, entries: readonly string[]): QueueSample {
+/**
+ * The fair-queue entries of one list: `<clockµs>|<heartbeatMs>|<instance>|<waiter>|<token>|<holder>`, or in a
+ * line of shaped waiters (`shaped`) `…|<token>|<shape>|<holder>` (lib/stores/redis/scripts/shared-queue.lua.ts).
+ */
+export function parseQueue(key: string, entries: readonly string[], shaped = false): QueueSample {
   return {
     key,
+    ...(shaped ? { shaped } : {}),
     entries: entries.map((entry) => {
-      const [clock = '0', heartbeat = '0', , , , holder = ''] = entry.split('|');
-      return { deadline: Number(clock) / 1_000 + Number(heartbeat), holder };
+      const fields = entry.split('|');
+      const [clock = '0', heartbeat = '0'] = fields;
+      return { deadline: Number(clock) / 1_000 + Number(heartbeat), holder: fields[shaped ? 6 : 5] ?? '' };
     }),
   };
 }
 
-/** `<prefix>#queue:{tag}<key>` → `<key>`. */
-export function queueUserKey(prefix: string, redisKey: string): string {
-  const rest = redisKey.slice(`${prefix}#queue:`.length);
+/** `<prefix><mark>{tag}<key>` → `<key>`, for a queue's mark (`#queue:`, `#shared-queue:`). */
+export function queueUserKey(prefix: string, mark: string, redisKey: string): string {
+  const rest = redisKey.slice(`${prefix}${mark}`.length);
   return rest.slice(rest.indexOf('}') + 1);
 }

@@ -16,7 +16,20 @@ export type OpKind =
   | 'long-hold' // a section longer than the lease: the watchdog must renew
   | 'multi-hold' // two keys held at once, long enough for batched renewals
   | 'pair' // one process holds a key while another of its calls waits for it
-  | 'transaction'; // PostgreSQL: withLock inside trackTransaction, released after COMMIT
+  | 'transaction' // PostgreSQL: withLock inside trackTransaction, released after COMMIT
+  | 'read' // mode: 'read' on a read/write key: any number of readers at once, or one writer
+  | 'write' // mode: 'write' on a read/write key; its section writes the register (writers exclude each other)
+  | 'permits'; // permits: SHARED_PERMITS on a semaphore key
+
+/** The N of every semaphore key of the workload: one N per key, so the checker counts holders against it. */
+export const SHARED_PERMITS = 2;
+
+const SHAPED: ReadonlySet<OpKind> = new Set(['read', 'write', 'permits']);
+
+/** The shape a shaped operation asks for (undefined for a plain lock). */
+export function shapeOf(kind: string): 'read' | 'write' | 'permits' | undefined {
+  return SHAPED.has(kind as OpKind) ? (kind as 'read' | 'write' | 'permits') : undefined;
+}
 
 /** Every choice one operation makes, drawn before it starts so that outcomes cannot shift later draws. */
 export interface OpPlan {
@@ -107,6 +120,17 @@ export function drawPlan(prng: Prng, mix: Readonly<Partial<Record<OpKind, number
       };
     case 'pair':
       return { ...plan, key: warm, holdMs: prng.int(400, 1_500), waitMs: 3_000 };
+    case 'read':
+    case 'write':
+    case 'permits':
+      // From the draws above, none of their own (the stream stays aligned with the plain kinds'): one
+      // attempt a quarter of the time, a section past the lease (renewals of the hold) three in ten.
+      return {
+        ...plan,
+        key: kind === 'permits' ? keys.semaphores[keys.hot.indexOf(otherHot) % keys.semaphores.length]! : keys.readWrite[keys.hot.indexOf(otherHot) % keys.readWrite.length]!,
+        waitMs: plan.join ? 0 : waitMs,
+        holdMs: plan.extendMs === undefined ? shortHold : Math.round(leaseMs * longFactor),
+      };
     default:
       return plan;
   }

@@ -10,8 +10,8 @@ import {
 import type { OpOutcome } from '../history/records';
 import type { FencedRegister, PostgresFencedRegister } from './fenced-register';
 import { CRON_MIN_HOLD_MS } from './locked-jobs';
-import { isSingleAttempt, type OpPlan } from './op-plan';
-import { recordGrant, recordSectionEnd, sleep, work, type SectionContext } from './section';
+import { isSingleAttempt, SHARED_PERMITS, type OpPlan } from './op-plan';
+import { holdShared, recordGrant, recordSectionEnd, sleep, work, type GrantShape, type SectionContext } from './section';
 import { describe, type Recorder, type WorkerApp } from './worker-app';
 
 export interface OpRun {
@@ -30,7 +30,8 @@ const ABORTED = 'torture: wait aborted';
 /** Runs one operation and records its start and its outcome; never throws. */
 export async function runOperation(run: OpRun): Promise<void> {
   const { plan, record, op } = run;
-  record({ type: 'op-start', op, kind: plan.kind, key: plan.key, waitMs: plan.waitMs, leaseMs: plan.leaseMs, single: isSingleAttempt(plan.kind), ...(plan.kind === 'multi-hold' ? { key2: plan.key2 } : {}) });
+  const single = isSingleAttempt(plan.kind) || plan.waitMs === 0;
+  record({ type: 'op-start', op, kind: plan.kind, key: plan.key, waitMs: plan.waitMs, leaseMs: plan.leaseMs, single, ...(plan.kind === 'multi-hold' ? { key2: plan.key2 } : {}) });
   let outcome: { outcome: OpOutcome; error?: string; option?: string } = { outcome: 'ok' };
   try {
     await perform(run);
@@ -139,7 +140,26 @@ async function perform(run: OpRun): Promise<void> {
       return pair(run, ctx);
     case 'transaction':
       return transaction(run, ctx);
+    case 'read':
+    case 'write':
+      return shaped(run, ctx, { mode: plan.kind }, { shape: plan.kind });
+    case 'permits':
+      return shaped(run, ctx, { permits: SHARED_PERMITS }, { shape: 'permits', permits: SHARED_PERMITS });
   }
+}
+
+/**
+ * A read/write lock or a permit, waiting in the key's line of shaped waiters with `fair: true` (one attempt
+ * when `waitMs` is 0: `LockNotAcquiredError` when it is turned away). A writer's section writes the
+ * register (writers exclude each other, so its fence judges them); a reader's or permit holder's holds.
+ */
+async function shaped(run: OpRun, ctx: SectionContext, shape: { mode: 'read' | 'write' } | { permits: number }, recorded: GrantShape): Promise<void> {
+  const { app, plan } = run;
+  await app.locks.withLock(plan.key, { waitMs: plan.waitMs, leaseMs: plan.leaseMs, name: run.op, ...shape }, async (lease) => {
+    recordGrant(ctx, lease, 0, recorded);
+    const why = recorded.shape === 'write' ? await work(ctx, lease, plan.holdMs, plan.writes, true) : await holdShared(lease, plan.holdMs);
+    recordSectionEnd(ctx, lease, why);
+  });
 }
 
 /** A manual lease: the section, then release(), whose LeaseLostError is the loss made visible. */

@@ -11,8 +11,14 @@ export interface SectionContext {
   readonly rmwGapMs: number;
 }
 
+/** A read/write or semaphore hold's shape, as its grant record carries it (a plain grant carries none). */
+export interface GrantShape {
+  readonly shape: 'read' | 'write' | 'permits';
+  readonly permits?: number;
+}
+
 /** The holder interval begins: recorded as the section's first step, after the grant reached this process. */
-export function recordGrant(ctx: SectionContext, lease: Lease, minHoldMs = 0): void {
+export function recordGrant(ctx: SectionContext, lease: Lease, minHoldMs = 0, shape?: GrantShape): void {
   ctx.record({
     type: 'grant',
     op: ctx.op,
@@ -22,7 +28,19 @@ export function recordGrant(ctx: SectionContext, lease: Lease, minHoldMs = 0): v
     leaseMs: lease.leaseMs,
     expiresAt: lease.expiresAt,
     minHoldMs,
+    ...shape,
   });
+}
+
+/**
+ * A reader's or permit holder's section: it holds the key for `holdMs` and writes nothing (several hold at
+ * once, so the register's one fence cannot judge them: the checker counts the holders instead). Ends at
+ * once when the lease is lost.
+ */
+export async function holdShared(lease: Lease, holdMs: number): Promise<string> {
+  if (!stillHeld(lease, true)) return 'lost';
+  await sleep(holdMs, lease.signal);
+  return stillHeld(lease, true) ? 'done' : 'lost';
 }
 
 /** The holder interval ends: recorded before the release is even sent, so it errs early. */

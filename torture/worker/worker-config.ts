@@ -24,12 +24,15 @@ export interface WorkerConfig {
 /**
  * Hot keys every loop fights over; warm keys `warm:<label>:<n>` that only their process' `pair`
  * operation waits for (see `drawPlan`), over `warmSlots` application slots; many cold ones that are
- * mostly free.
+ * mostly free. The shaped operations (cases whose mix has them) use keys of their own, one shape per key
+ * as docs/lock-shapes.md advises: read/write keys and semaphore keys (`SHARED_PERMITS` each).
  */
 export interface WorkloadKeys {
   readonly hot: readonly string[];
   readonly warmSlots: number;
   readonly cold: readonly string[];
+  readonly readWrite: readonly string[];
+  readonly semaphores: readonly string[];
 }
 
 /** Every warm key a run can use (the first three incarnations of each slot): PostgreSQL registers need their rows first. */

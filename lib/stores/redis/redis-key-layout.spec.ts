@@ -26,11 +26,14 @@ describe('RedisKeyLayout', () => {
   );
 
   it.each(['order:1', 'order:{42}:line:7', 'a}b{c', '{}', 'ключ:🔒'])(
-    'puts the fair queue of %j and its grant channels in the lock key’s hash slot, so the queue scripts stay in one slot',
+    'puts the fair queues of %j (plain and shaped waiters) and its grant channels in the lock key’s hash slot, so the queue scripts stay in one slot',
     (key) => {
       const lockKey = layout.lockKey(key);
       const slot = calculateSlot(lockKey);
       expect(calculateSlot(layout.queueKey(lockKey))).toBe(slot);
+      expect(calculateSlot(layout.queueKey(lockKey, 'shaped'))).toBe(slot);
+      expect(layout.queueNames(lockKey, 'shaped')).toEqual({ tag: layout.slotTag(lockKey), fenceKey: layout.fenceKey(lockKey), queueKey: layout.queueKey(lockKey, 'shaped') });
+      expect(layout.queueKey(lockKey, 'shaped')).toMatch(/^lock:#shared-queue:\{[0-9a-z]+\}/);
       expect(calculateSlot(layout.grantChannel(layout.slotTag(lockKey), 'a1b2c3'))).toBe(slot);
       expect(layout.queueKey(lockKey)).toMatch(/^lock:#queue:\{[0-9a-z]+\}/);
     },

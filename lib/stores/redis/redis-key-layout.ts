@@ -5,6 +5,14 @@ import { keySlot } from './key-slot.js';
 const HASH_SLOTS = 16384;
 /** After the reserved character: what marks a fencing counter's key. */
 const FENCE_KEY_MARK = 'fence:';
+/** After the reserved character: what marks the queue of a key's shaped waiters. */
+export const SHARED_QUEUE_MARK = 'shared-queue:';
+/**
+ * A key's two fair queues (`fair: true`): plain waiters', and readers', writers' and permits'
+ * (scripts/shared-queue.lua.ts), each under its mark after the reserved character.
+ */
+export type QueueLine = 'plain' | 'shaped';
+const QUEUE_MARKS: Readonly<Record<QueueLine, string>> = { plain: 'queue:', shaped: SHARED_QUEUE_MARK };
 let slotTags: string[] | undefined;
 
 /**
@@ -61,11 +69,15 @@ export class RedisKeyLayout {
     return this.fenceKeyOfSlot(keySlot(lockKey));
   }
 
-  /** The names a fair queue's scripts use for a lock key, from one slot computation. */
-  queueNames(lockKey: string): { tag: string; fenceKey: string; queueKey: string } {
+  /**
+   * The names a fair queue's scripts use for a lock key, from one slot computation: those of its plain
+   * waiters' queue, or of its shaped waiters' (`'shaped'`, see scripts/shared-queue.lua.ts), beside it in
+   * the same slot.
+   */
+  queueNames(lockKey: string, line: QueueLine = 'plain'): { tag: string; fenceKey: string; queueKey: string } {
     const slot = keySlot(lockKey);
     const tag = slotTag(slot);
-    return { tag, fenceKey: this.fenceKeyOfSlot(slot), queueKey: this.queueKeyOfTag(tag, lockKey) };
+    return { tag, fenceKey: this.fenceKeyOfSlot(slot), queueKey: this.queueKeyOfTag(tag, lockKey, line) };
   }
 
   /** One string per slot, made once: every acquisition needs one. */
@@ -96,13 +108,13 @@ export class RedisKeyLayout {
     return `${this.prefix}${RESERVED_KEY_PREFIX}released:{${this.slotTag(lockKey)}}${lockKey.slice(this.prefix.length)}`;
   }
 
-  /** The fair queue of a lock key (see scripts/queue.lua.ts). */
-  queueKey(lockKey: string): string {
-    return this.queueKeyOfTag(this.slotTag(lockKey), lockKey);
+  /** The fair queue of a lock key (see scripts/queue.lua.ts), or of its shaped waiters (scripts/shared-queue.lua.ts). */
+  queueKey(lockKey: string, line: QueueLine = 'plain'): string {
+    return this.queueKeyOfTag(this.slotTag(lockKey), lockKey, line);
   }
 
-  private queueKeyOfTag(tag: string, lockKey: string): string {
-    return `${this.prefix}${RESERVED_KEY_PREFIX}queue:{${tag}}${lockKey.slice(this.prefix.length)}`;
+  private queueKeyOfTag(tag: string, lockKey: string, line: QueueLine): string {
+    return `${this.prefix}${RESERVED_KEY_PREFIX}${QUEUE_MARKS[line]}{${tag}}${lockKey.slice(this.prefix.length)}`;
   }
 
   /** Where `instance` hears about grants to its waiters of the slot named by `tag`. */

@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { LockConfigError } from '../../errors/lock-config.error.js';
 import { LockStoreUnavailableError } from '../../errors/lock-store-unavailable.error.js';
 import { globForRedis } from '../key-glob.js';
 import type {
@@ -17,25 +16,23 @@ import type {
 } from '../lock-store.interface.js';
 import { GrantChannel } from './channels/grant-channel.js';
 import { ReleaseChannel } from './channels/release-channel.js';
-import { RedisCommands, replyCode } from './commands/redis-commands.js';
+import { RedisCommands } from './commands/redis-commands.js';
+import { checkWaitAllowed } from './commands/wait-allowed.check.js';
 import type { RedisConnection } from './connection/redis-connection.js';
 import { connected, escapeGlob, primaries, scanAll } from './connection/redis-nodes.js';
 import { RedisFairQueue } from './fair-queue/redis-fair-queue.js';
 import { clockMicros } from './client-clock.js';
 import { heldUnderOtherPrefixes } from './prefix-survey.js';
 import { RedisKeyLayout } from './redis-key-layout.js';
+import { RedisSingleAttempts, tokenError } from './redis-single-attempts.js';
 import { RedisRenewals } from './renewals/redis-renewals.js';
-import { ACQUIRE_IF_NO_QUEUE_SCRIPT } from './scripts/acquire-queued.script.js';
-import { ACQUIRE_SCRIPT, parseAcquireReply, type AcquireInput } from './scripts/acquire.script.js';
-import { SHARED_ACQUIRE_SCRIPT, type SharedAcquireInput } from './scripts/shared-acquire.script.js';
 import { FORCE_RELEASE_SCRIPT } from './scripts/force-release.script.js';
 import { INSPECT_SCRIPT } from './scripts/inspect.script.js';
 import { INSPECT_SHARED_SCRIPT } from './scripts/inspect-shared.script.js';
-import { LOCK_VALUE_SEPARATOR } from './scripts/lock-value.js';
 import { MARK_WAITED_FOR_SCRIPT } from './scripts/mark-waited-for.script.js';
 import { withParse, type RedisScript, type SentScript } from './scripts/redis-script.js';
+import { LOCK_VALUE_SEPARATOR } from './scripts/lock-value.js';
 import { RELEASE_SCRIPT, type ReleaseInput } from './scripts/release.script.js';
-import { ownershipTokenProblem } from '../ownership-token.js';
 
 export interface RedisLockStoreOptions {
   readonly keyPrefix: string;
@@ -69,7 +66,13 @@ export class RedisLockStore implements LockStore {
   readonly acquireQueued?: (request: QueuedAcquireRequest) => Promise<QueuedAcquireOutcome>;
   /** Present with `fair`: false for a key not found queued lately (see `LockStore.queuesAtOnce`). */
   readonly queuesAtOnce?: (key: string) => boolean;
-  private readonly fair: boolean;
+  /**
+   * Present with `fair`: waiters of every shape (readers, writers, permits) queue too, in the key's queue of
+   * shaped waiters (see `LockStore.acquireSharedQueued`; no `queuesShape`: every shape does).
+   */
+  readonly acquireSharedQueued?: (request: QueuedAcquireRequest, shape: LockShape) => Promise<QueuedAcquireOutcome>;
+  /** `acquire` and `acquireShared`: one attempt each. */
+  private readonly attempts: RedisSingleAttempts;
   /** `:<prefix length>:`, the release script's argument after the slot tag. */
   private readonly prefixLengthArg: string;
 
@@ -85,8 +88,9 @@ export class RedisLockStore implements LockStore {
     this.prefixLengthArg = `:${this.layout.prefixLength}:`;
     const instance = randomBytes(6).toString('hex');
     this.grants = new GrantChannel(this.channel, (tag) => this.layout.grantChannel(tag, instance));
-    this.fair = options.fair ?? false;
-    if (this.fair) {
+    const fair = options.fair ?? false;
+    this.attempts = new RedisSingleAttempts(connection, this.commands, this.layout, fair, (key, token, keepMs) => this.release(key, token, keepMs));
+    if (fair) {
       const queue = new RedisFairQueue({
         commands: this.commands,
         layout: this.layout,
@@ -95,67 +99,20 @@ export class RedisLockStore implements LockStore {
         epoch: () => connection.epoch,
         release: (key, token) => this.release(key, token, 0),
       });
-      this.acquireQueued = (request) => {
-        if (request.token === '' || request.token.includes(LOCK_VALUE_SEPARATOR)) return Promise.reject(tokenError(request.token));
-        return queue.acquire(request);
-      };
+      this.acquireQueued = (request) => withToken(request.token, () => queue.acquire(request));
       // Its plain attempt (ACQUIRE_IF_NO_QUEUE_SCRIPT) is turned away while a waiter stands in line.
       this.queuesAtOnce = (key) => queue.foundQueued(this.layout.lockKey(key));
+      this.acquireSharedQueued = (request, shape) => withToken(request.token, () => queue.acquireShared(request, shape));
     }
-  }
-
-  /** Read/write locks and semaphores: one hash at the lock key (see scripts/shared-hold.lua.ts). */
-  acquireShared(key: string, shape: LockShape, token: string, leaseMs: number, holder: string): Promise<AcquireResult> {
-    if (token === '' || token.includes(LOCK_VALUE_SEPARATOR)) return Promise.reject(tokenError(token));
-    const lockKey = this.layout.lockKey(key);
-    const input: SharedAcquireInput = { lockKey, fenceKey: this.layout.fenceKey(lockKey), token, leaseMs, holder, clockMicros: clockMicros(), shape };
-    if (this.commands.acknowledgement) return this.acquireAcknowledged(key, SHARED_ACQUIRE_SCRIPT, input);
-    return this.commands.runScript('acquire', key, SHARED_ACQUIRE_SCRIPT, input, this.cleanUpAcquire);
   }
 
   acquire(key: string, token: string, leaseMs: number, holder: string): Promise<AcquireResult> {
-    if (token === '' || token.includes(LOCK_VALUE_SEPARATOR)) return Promise.reject(tokenError(token));
-    const lockKey = this.layout.lockKey(key);
-    if (this.fair) {
-      // A single attempt that respects the queue: while waiters stand in line, it is turned away.
-      const { fenceKey, queueKey } = this.layout.queueNames(lockKey);
-      const input = { lockKey, fenceKey, queueKey, token, leaseMs, holder, clockMicros: clockMicros() };
-      return this.commands.runScript('acquire', key, ACQUIRE_IF_NO_QUEUE_SCRIPT, input, this.cleanUpAcquire);
-    }
-    const input: AcquireInput = { lockKey, fenceKey: this.layout.fenceKey(lockKey), token, leaseMs, holder, clockMicros: clockMicros() };
-    if (this.commands.acknowledgement) return this.acquireAcknowledged(key, ACQUIRE_SCRIPT, input);
-    return this.commands.runScript('acquire', key, ACQUIRE_SCRIPT, input, this.cleanUpAcquire);
+    return this.attempts.acquire(key, token, leaseMs, holder);
   }
 
-  /**
-   * Without an answer (timeout, connection lost), the script may still have run or still run: take the
-   * key back if it did. Both calls go down the same connection in order, so the clean-up runs after it; and
-   * should the reply still come, a grant in it is released too. One function for every acquisition (their
-   * replies all read as the plain acquire's); the token is the one the call's input was granted under.
-   */
-  private readonly cleanUpAcquire = (call: SentScript<unknown>): void => {
-    const token = call.ownershipToken!;
-    this.release(call.key, token, 0).catch(ignore);
-    call.reply.then((reply) => parseAcquireReply(reply).acquired && this.release(call.key, token, 0)).catch(ignore);
-  };
-
-  private async acquireAcknowledged<Input extends { readonly lockKey: string; readonly token: string }>(
-    key: string,
-    script: RedisScript<Input, AcquireResult>,
-    input: Input,
-  ): Promise<AcquireResult> {
-    const { result, acknowledged, waitRefused } = await this.commands.runAcknowledged('acquire', key, script, input, this.cleanUpAcquire);
-    const { replicas, timeoutMs } = this.commands.acknowledgement!;
-    if (!result.acquired || acknowledged >= replicas) return result;
-    // A grant only the primary has would vanish with it: not reported as held (Redisson's synced writes).
-    // A refused WAIT says nothing of the replicas: the same, and the grant is never left behind.
-    await this.release(key, input.token, 0).catch(ignore);
-    const cause = new Error(
-      waitRefused
-        ? `the lock was granted, but WAIT was refused (${waitRefused}): allow WAIT for this user (+wait) or set replicas: 0; the grant was released`
-        : `${this.connection.server(input.lockKey)} granted the lock, but only ${acknowledged} of ${replicas} replica(s) acknowledged it within ${timeoutMs} ms; it was released`,
-    );
-    throw new LockStoreUnavailableError('acquire', key, { cause });
+  /** Read/write locks and semaphores (see redis-single-attempts.ts, scripts/shared-hold.lua.ts). */
+  acquireShared(key: string, shape: LockShape, token: string, leaseMs: number, holder: string): Promise<AcquireResult> {
+    return this.attempts.acquireShared(key, shape, token, leaseMs, holder);
   }
 
   /**
@@ -237,23 +194,9 @@ export class RedisLockStore implements LockStore {
     return reply.taken ? { released: true, lock } : { released: false, reason: 'fencing-mismatch', current: lock };
   }
 
-  /**
-   * With `replicas`, whether the server takes WAIT (an ACL without it, a managed service that disables it:
-   * every grant would be released again). Rejects with `LockConfigError` naming `replicas` and the server's
-   * reason when it refuses, with `LockStoreUnavailableError` when it does not answer or answers with a
-   * state it passes through (BUSY, LOADING, MASTERDOWN...). Asked at startup.
-   */
-  async checkAcknowledgements(): Promise<void> {
-    const { acknowledgement } = this.commands;
-    if (!acknowledgement) return;
-    try {
-      await this.commands.run('ping', '*', undefined, (client) => client.wait(0, 0));
-    } catch (error) {
-      // The cause keeps the reply error's name (RedisCommands.describe): the server answered, and refused.
-      const cause = error instanceof LockStoreUnavailableError && error.cause instanceof Error ? error.cause : undefined;
-      if (!cause || !isRefusal(cause)) throw error;
-      throw new LockConfigError('replicas', acknowledgement.replicas, `a server that takes WAIT (${cause.message}); allow it for this user (+wait) or set replicas: 0`);
-    }
+  /** With `replicas`, whether the server takes WAIT: asked at startup (see commands/wait-allowed.check.ts). */
+  checkAcknowledgements(): Promise<void> {
+    return checkWaitAllowed(this.commands);
   }
 
   async ping(): Promise<void> {
@@ -271,21 +214,8 @@ export class RedisLockStore implements LockStore {
   }
 }
 
-/** Tokens are written into the lock value between separators (see scripts/lock-value.ts). */
-function tokenError(token: string): Error {
-  const problem = ownershipTokenProblem(token);
-  if (problem) return problem;
-  return new TypeError(`An ownership token must not contain "${LOCK_VALUE_SEPARATOR}" (got one of ${token.length} characters).`);
+/** The queued acquisitions' token check (the plain and shaped single attempts make it inline: the hot path). */
+function withToken<T>(token: string, call: () => Promise<T>): Promise<T> {
+  return token === '' || token.includes(LOCK_VALUE_SEPARATOR) ? Promise.reject(tokenError(token)) : call();
 }
 
-/**
- * Whether the server refused the command for good: Redis names passing states by their own code (BUSY,
- * LOADING, MASTERDOWN, CLUSTERDOWN, TRYAGAIN, READONLY), and a command it will not run by `ERR` (unknown or
- * renamed away, a managed service's "not available", a replica) or `NOPERM` (an ACL).
- */
-function isRefusal(error: Error): boolean {
-  const code = replyCode(error);
-  return code === 'ERR' || code === 'NOPERM';
-}
-
-function ignore(): void {}

@@ -31,8 +31,9 @@ export interface RedisModuleOptions {
    * key to the next waiter in the same step (with its fencing token) and wakes only that waiter, so a hot
    * key passes from instance to instance in turn, with no herd and nobody starved. Without it, every
    * instance's first waiter is woken by a release and they race for the key (fair within one instance
-   * only). Costs an uncontended acquisition one more command inside Redis; see docs/performance.md.
-   * Not combinable with `replicas` yet.
+   * only). Readers, writers and semaphore permits queue the same way, in a line of their own per key: a
+   * released permit goes to the next waiter in line (docs/lock-shapes.md). Costs an uncontended acquisition
+   * one more command inside Redis; see docs/performance.md. Not combinable with `replicas` yet.
    * @default false
    */
   fair?: boolean;

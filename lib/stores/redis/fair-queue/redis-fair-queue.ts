@@ -1,6 +1,7 @@
-import type { QueuedAcquireOutcome, QueuedAcquireRequest } from '../../lock-store.interface.js';
+import type { LockShape, QueuedAcquireOutcome, QueuedAcquireRequest } from '../../lock-store.interface.js';
 import { ContendedKeys } from './contended-keys.js';
 import type { FairQueueContext } from './fair-queue-context.js';
+import { PLAIN_QUEUE, sharedQueue } from './queue-protocol.js';
 import { QueueWait } from './redis-queue-wait.js';
 
 /**
@@ -19,7 +20,16 @@ export class RedisFairQueue {
   constructor(private readonly context: FairQueueContext) {}
 
   acquire(request: QueuedAcquireRequest): Promise<QueuedAcquireOutcome> {
-    return new QueueWait(this.context, this.contended, request, ++this.waiters).run();
+    return new QueueWait(this.context, this.contended, PLAIN_QUEUE, request, ++this.waiters).run();
+  }
+
+  /**
+   * The same wait for a grant in `shape`, in the key's queue of shaped waiters (see
+   * scripts/shared-queue.lua.ts): a release of a hold hands it to the next live waiter(s) the grant rule
+   * lets in, in the same step, and wakes only them.
+   */
+  acquireShared(request: QueuedAcquireRequest, shape: LockShape): Promise<QueuedAcquireOutcome> {
+    return new QueueWait(this.context, this.contended, sharedQueue(shape), request, ++this.waiters).run();
   }
 
   /**

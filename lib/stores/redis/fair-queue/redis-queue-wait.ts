@@ -6,10 +6,12 @@ import { grantProof, QUEUE_HEARTBEAT_MS } from '../scripts/queue.lua.js';
 import type { SentCommand } from '../commands/redis-commands.js';
 import type { ContendedKeys } from './contended-keys.js';
 import type { FairQueueContext } from './fair-queue-context.js';
+import type { QueueProtocol } from './queue-protocol.js';
 import { QueueCalls } from './redis-queue-calls.js';
+import { QueueWaitCleanUp } from './queue-wait-clean-up.js';
 import { retryDelayMs } from '../../../support/retry-delay.js';
 
-/** One acquisition's wait in one key's queue. */
+/** One acquisition's wait in one key's queue: the plain one, or its shaped waiters' (see `QueueProtocol`). */
 export class QueueWait implements GrantListener {
   private readonly calls: QueueCalls;
   private readonly heartbeatMs: number;
@@ -28,26 +30,21 @@ export class QueueWait implements GrantListener {
   private nextCheckAt = Infinity;
   /** Set by the grant channel: the key was handed to us. */
   private handedFence?: number;
-  /** The clean-up of a join whose outcome was unknown, until it settled (see `cleanUpJoin`). */
-  private joinCleanUp?: Promise<unknown>;
-  /**
-   * Set once a call's outcome was unknown (no answer in time, the connection lost): it may still run, and
-   * grant the key to this wait's token or queue it, when Redis answers again.
-   */
-  private uncertain = false;
-  /** Set once the wait ended without a grant: from then on every late reply is followed by a release. */
-  private gaveUp = false;
+  /** Its calls whose outcome was unknown, and their clean-up. */
+  private readonly cleanUp: QueueWaitCleanUp;
   /** Set once a place in line was given up by a clean-up or lost: announced grants are looked at first. */
   private verifyGrants = false;
 
   constructor(
     private readonly context: FairQueueContext,
     contended: ContendedKeys,
+    protocol: QueueProtocol,
     private readonly request: QueuedAcquireRequest,
     private readonly id: number,
   ) {
     this.heartbeatMs = Math.min(request.leaseMs, QUEUE_HEARTBEAT_MS);
-    this.calls = new QueueCalls(context, contended, request, id, this.heartbeatMs);
+    this.calls = new QueueCalls(context, contended, protocol, request, id, this.heartbeatMs);
+    this.cleanUp = new QueueWaitCleanUp(this.calls, () => context.release(request.key, request.token));
   }
 
   private get wake(): Wake {
@@ -80,13 +77,13 @@ export class QueueWait implements GrantListener {
         await this.context.release(key, token).catch(() => undefined);
         signal.throwIfAborted();
       }
-      if (!outcome.result.acquired) this.giveUp();
+      if (!outcome.result.acquired) this.cleanUp.giveUp();
       return outcome;
     } catch (error) {
       // Aborted (the caller, shutdown), or a failure that is not the store's: the place is given up, and a
       // grant that raced it is released.
       if (this.queued || this.handedFence !== undefined) await this.abandon();
-      this.giveUp();
+      this.cleanUp.giveUp();
       throw error;
     } finally {
       if (this.registered) grants.unregister(this.id);
@@ -115,15 +112,13 @@ export class QueueWait implements GrantListener {
 
   /** Grant, or a place at the end of the line (`queued`); undefined after a store error. */
   private async join(): Promise<QueuedAcquireOutcome | undefined> {
-    // The retry carries the same token: sent before the clean-up of an unknown join settled, it could be
-    // granted the very grant that clean-up then releases.
-    if (this.joinCleanUp) await this.joinCleanUp;
+    await this.cleanUp.settled();
     const sentAt = Date.now();
     const epoch = this.context.epoch();
     this.attempts++;
     let reply;
     try {
-      reply = await this.calls.join(this.cleanUpJoin);
+      reply = await this.calls.join(this.joinUnknown);
     } catch (error) {
       this.failed(error);
       return undefined;
@@ -177,7 +172,7 @@ export class QueueWait implements GrantListener {
     this.attempts++;
     let reply;
     try {
-      reply = await this.calls.check(this.calls.entry(), this.lateReply);
+      reply = await this.calls.check(this.calls.entry(), this.cleanUp.lateReply);
     } catch (error) {
       this.failed(error);
       this.nextCheckAt = Date.now() + this.backoffMs();
@@ -185,9 +180,8 @@ export class QueueWait implements GrantListener {
     }
     this.failures = 0;
     this.lastError = undefined;
-    if (reply.status === 'granted') {
-      return reply.now ? this.outcome(reply.fencingToken, sentAt, undefined) : this.outcome(reply.fencingToken, this.lastQueuedAt, this.heartbeatMs);
-    }
+    // Granted by this look, or a hand-off it found: either way the store keeps it a whole lease from the look.
+    if (reply.status === 'granted') return this.outcome(reply.fencingToken, sentAt, undefined);
     if (reply.status === 'gone') {
       this.queued = false;
       this.verifyGrants = true;
@@ -206,13 +200,20 @@ export class QueueWait implements GrantListener {
     if (this.queued) {
       let fence: number | undefined;
       try {
-        fence = await this.leave();
+        fence = await this.cleanUp.leave();
       } catch (error) {
         void this.abandon();
         throw error;
       }
       this.queued = false;
-      if (fence !== undefined) return this.outcome(fence, this.lastQueuedAt, this.heartbeatMs);
+      if (fence !== undefined) {
+        // Handed over after our latest call that found us waiting, unless some call's outcome was unknown:
+        // a join re-sent, or retried after a clean-up that never answered, may stand behind an entry of our
+        // own that was handed the key before it. Then when its heartbeat-long hold began is not known, and
+        // it is given back (it hands the key on) rather than counted from a time that may come after it.
+        if (!this.cleanUp.uncertain) return this.outcome(fence, this.lastQueuedAt, this.heartbeatMs);
+        await this.context.release(this.request.key, this.request.token).catch(() => undefined);
+      }
     }
     if (this.lastError) throw this.lastError;
     return { result: { acquired: false, ttlMs: -1 }, attempts: this.attempts, leaseStartedAt: Date.now() };
@@ -221,58 +222,14 @@ export class QueueWait implements GrantListener {
   /** Out of the queue, and the key released if it was handed to us meanwhile; failures are the store's to outlive. */
   private async abandon(): Promise<void> {
     this.queued = false;
-    const fence = this.handedFence ?? (await this.leave().catch(() => undefined));
+    const fence = this.handedFence ?? (await this.cleanUp.leave().catch(() => undefined));
     if (fence !== undefined) await this.context.release(this.request.key, this.request.token).catch(() => undefined);
   }
 
-  private leave(): Promise<number | undefined> {
-    return this.calls.leave(this.lateReply);
-  }
-
-  /**
-   * A call whose outcome is unknown: once Redis answers it after all (a stall, a slow failover), a wait
-   * that ended without a grant gives back what it left its token, token-checked, after it ran.
-   */
-  private readonly lateReply = (call: SentCommand): void => {
-    this.uncertain = true;
-    call.reply.then(
-      () => this.gaveUp && this.releaseOurs(),
-      () => undefined,
-    );
-  };
-
-  /**
-   * The wait ended without a grant. When some call's outcome was unknown, the token may hold the key or a
-   * place in line already: out of the queue, and the key given back if it is the token's (token-checked:
-   * nothing of anybody else's is touched, and no later grant can carry this token).
-   */
-  private giveUp(): void {
-    if (this.gaveUp) return;
-    this.gaveUp = true;
-    if (!this.uncertain) return;
-    void this.leave()
-      .catch(() => undefined)
-      .then(() => this.releaseOurs());
-  }
-
-  private releaseOurs(): void {
-    void this.context.release(this.request.key, this.request.token).catch(() => undefined);
-  }
-
-  /**
-   * A join whose outcome is unknown may have queued us, or granted us the key: both are undone (in order,
-   * on the same connection, before any retry), so the retry starts clean.
-   */
-  private readonly cleanUpJoin = (call: SentCommand): void => {
-    this.lateReply(call);
+  /** A join whose outcome is unknown: cleaned up, and announced grants are looked at first from then on. */
+  private readonly joinUnknown = (call: SentCommand): void => {
     this.verifyGrants = true;
-    const cleanUp: Promise<unknown> = this.leave()
-      .then((fence) => (fence === undefined ? undefined : this.context.release(this.request.key, this.request.token)))
-      .catch(() => undefined)
-      .finally(() => {
-        if (this.joinCleanUp === cleanUp) this.joinCleanUp = undefined;
-      });
-    this.joinCleanUp = cleanUp;
+    this.cleanUp.joinUnknown(call);
   };
 
   private failed(error: unknown): void {

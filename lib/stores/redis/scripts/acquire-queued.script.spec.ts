@@ -4,6 +4,7 @@ import { RedisCommands } from '../commands/redis-commands';
 import { createRedisConnection } from '../connection/redis-client.factory';
 import { ACQUIRE_IF_NO_QUEUE_SCRIPT, ACQUIRE_QUEUED_SCRIPT, type QueuedReply } from './acquire-queued.script';
 import { parseLockValue } from './lock-value';
+import { RELEASE_SCRIPT } from './release.script';
 
 /** Against the run's real Redis (REDIS_URL, started by the Jest global setup). */
 describe('acquire-queued script', () => {
@@ -15,6 +16,8 @@ describe('acquire-queued script', () => {
   const join = (lock: Lock, token: string, entry: string): Promise<QueuedReply> =>
     commands.runScript('acquire', lock.key, ACQUIRE_QUEUED_SCRIPT, { ...call(lock, token), entry });
   const once = (lock: Lock, token: string): Promise<AcquireResult> => commands.runScript('acquire', lock.key, ACQUIRE_IF_NO_QUEUE_SCRIPT, call(lock, token));
+  const release = (lock: Lock, token: string): Promise<boolean> =>
+    commands.runScript('release', lock.key, RELEASE_SCRIPT, { lockKey: lock.lockKey, token, keepMs: 0, slotTagAndPrefix: `${lock.tag}:${fixture.layout.prefixLength}:`, clockMicros: micros() });
   afterAll(() => fixture.close());
 
   it('grants a free key without a queue as the plain acquire does', async () => {
@@ -59,5 +62,21 @@ describe('acquire-queued script', () => {
     const first = await join(lock, 'e', queueEntry('e'));
     expect(await join(lock, 'e', queueEntry('e'))).toEqual(first);
     expect(await redis.exists(lock.queueKey)).toBe(0);
+  });
+
+  it('makes a hand-off that a repeated join finds (the waiter stood alone, its queue gone) last the whole lease before it replies the grant', async () => {
+    // A join queued the waiter (its reply lost), the holder's release handed it the key for one heartbeat
+    // (2 s), and the join comes again (re-sent after a reconnect, or retried after a stall): its caller counts
+    // a whole lease from the join's send time, so the store must keep the key at least that long.
+    const lock = fixture.lock();
+    await redis.set(lock.lockKey, lockValue('-', 'holder', 1), 'PX', 10_000);
+    const entry = queueEntry('me');
+    expect(await join(lock, 'me', entry)).toEqual({ granted: false, position: 1 });
+    expect(await release(lock, 'holder')).toBe(true);
+    expect(parseLockValue((await redis.get(lock.lockKey))!)).toMatchObject({ token: 'me' });
+    expect(await redis.pttl(lock.lockKey)).toBeLessThanOrEqual(2_000);
+    const { fencingToken } = parseLockValue((await redis.get(lock.lockKey))!)!;
+    expect(await join(lock, 'me', entry)).toEqual({ granted: true, fencingToken });
+    expect(await redis.pttl(lock.lockKey)).toBeGreaterThan(9_000);
   });
 });

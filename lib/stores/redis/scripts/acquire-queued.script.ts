@@ -3,6 +3,7 @@ import { nextFenceLua } from './fence.lua.js';
 import { QUEUE_ENTRY_PATTERN, QUEUE_TTL_MS, type QueueKeys } from './queue.lua.js';
 import { heldByLua, fenceOfLua } from './lock-value.js';
 import { defineScript, LuaScript } from './redis-script.js';
+import { keepAtLeastLua } from './shared-hold.lua.js';
 
 /**
  * The fair queue's acquire (see queue.lua.ts). KEYS[1] lock key, KEYS[2] fencing counter, KEYS[3] queue.
@@ -14,7 +15,10 @@ import { defineScript, LuaScript } from './redis-script.js';
  * away, unless the key is free and every waiter in the queue is dead (then the queue goes and it is granted). Without a queue it is the plain grant (acquire.script.ts). When the key is taken, the caller
  * starts the queue and the holder's lock value is marked `q`, so its release hands the key to the first
  * waiter instead of deleting it. A second delivery of a grant whose reply was lost is granted again, with
- * the same fencing token.
+ * the same fencing token, and so is a join that finds the key handed to an entry of an earlier join of the
+ * same wait (it stood alone, so no queue is left to join): either way the key is kept for at least the
+ * lease from now, since the caller counts a whole lease from its send time and a hand-off lasts one
+ * heartbeat.
  *
  * Reply, one integer: a fencing token (> 0) for a grant; -position for a waiter that joined the queue
  * (position 1 is first in line); for a single attempt turned away 0 when the holder's TTL is unknown,
@@ -52,7 +56,7 @@ if redis.call('SET', KEYS[1], '-' .. ARGV[1] .. '|' .. fence .. '|' .. ARGV[3], 
 end
 local value = redis.pcall('GET', KEYS[1])
 local ours = type(value) == 'string' and string.find(value, '^[-wq][^|]+|%d+|')
-if ours and ${heldByLua('value', 'ARGV[1]')} then
+if ours and ${heldByLua('value', 'ARGV[1]')} then${keepAtLeastLua('KEYS[1]', 'ARGV[2]')}
   return tonumber(${fenceOfLua('value', 'ARGV[1]')})
 end
 if not queued then

@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import { listenTo, lockValue, queueEntry, scriptFixture } from '../../../../test/support/redis-script-fixtures';
+import { listenTo, lockValue, queueEntry, scriptFixture, sharedHold } from '../../../../test/support/redis-script-fixtures';
 import { RedisCommands } from '../commands/redis-commands';
 import { createRedisConnection } from '../connection/redis-client.factory';
 import { FORCE_RELEASE_SCRIPT } from './force-release.script';
@@ -34,6 +34,20 @@ describe('force-release script', () => {
       expect(await told).toBe('r|w1|0');
       expect(await forceRelease(old)).toMatchObject({ taken: true, fencingToken: 9, holder: 'old-pod' });
       expect(await redis.exists(current.lockKey, old.lockKey)).toBe(0);
+    } finally {
+      first.close();
+    }
+  });
+
+  it('takes a permit away and tells the first waiter of the shaped queue to look again, whose look takes it', async () => {
+    const lock = fixture.lock();
+    await redis.multi().hset(lock.lockKey, 'm', 'p', '#a', sharedHold(5), '#b', sharedHold(6)).pexpire(lock.lockKey, 10_000).exec();
+    await redis.rpush(lock.sharedQueueKey, queueEntry('next', { shape: 'p2', instance: 'i1', waiter: 'w1' }));
+    const first = await listenTo(`${lock.grants}i1`);
+    try {
+      const told = first.next();
+      expect(await forceRelease(lock, 5)).toMatchObject({ taken: true, fencingToken: 5 });
+      expect(await told).toBe('r|w1|0');
     } finally {
       first.close();
     }

@@ -27,7 +27,7 @@ end
 redis.call('DEL', KEYS[1])
 ${queueNamesLua('KEYS[1]', 'ARGV[2]', 'ARGV[3]')}
 redis.call('${publish}', released, '')
-${recheckFirstLua(publish, '0')}
+${recheckFirstLua(publish, '0', 'queue', 'grants')}
 return {1, fence, holder, ttl}
 `;
 }

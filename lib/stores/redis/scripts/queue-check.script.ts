@@ -1,4 +1,5 @@
-import { handOffLua, QUEUE_ENTRY_PATTERN, QUEUE_TTL_MS, type QueueKeys } from './queue.lua.js';
+import { handOffLua, QUEUE_TTL_MS, renewEntryLua, type QueueKeys } from './queue.lua.js';
+import { keepAtLeastLua } from './shared-hold.lua.js';
 import { heldByLua, fenceOfLua } from './lock-value.js';
 import { defineScript, publishingLua } from './redis-script.js';
 
@@ -10,7 +11,11 @@ import { defineScript, publishingLua } from './redis-script.js';
  * grant channel without the instance. The caller's entry is found by its token, so a check whose outcome
  * was unknown (it may have renewed the entry, or not) is no obstacle to the next.
  *
- * - The key holds its token: it was handed over and the message missed (a subscriber reconnecting).
+ * - The key holds its token: it was handed over and the message missed (a subscriber reconnecting). The
+ *   key is kept for at least the caller's lease from now, and the reply is a grant like any other: the
+ *   caller counts from this check's send time, since when the hand-off came is not known (a join re-sent
+ *   after a reconnect, or retried after a stall whose clean-up never answered, stands in line a second
+ *   time behind its own first entry, which may have been handed the key before it).
  * - Its entry is gone: dropped as dead (its clock was far behind the releaser's, or it was cut off for longer
  *   than its heartbeat lease) or the queue expired: it must join again.
  * - Otherwise the heartbeat is renewed (duplicates of the entry, from a re-sent join, go, and so does every
@@ -20,44 +25,24 @@ import { defineScript, publishingLua } from './redis-script.js';
  *   a release would. A holder whose value is not marked `q` (it was granted past the queue) is marked, so
  *   that its release hands over.
  *
- * Reply: {1, fencing token, 1} granted by this check (TTL: the lease, from now); {1, fencing token, 0}
- * handed over earlier; {2, position, holder's TTL} still waiting; {0} not in the queue.
+ * Reply: {1, fencing token} granted (the key lives at least the lease from now); {2, position, holder's
+ * TTL} still waiting; {0} not in the queue.
  */
 function queueCheckLua(publish: string): string {
   return `
 local value = redis.pcall('GET', KEYS[1])
 local ours = type(value) == 'string' and string.find(value, '^[-wq][^|]+|%d+|')
-local now = math.floor(tonumber(ARGV[3]) / 1000)
-local position
-local kept = 0
-for _, entry in ipairs(redis.call('LRANGE', KEYS[3], 0, -1)) do
-  local written, heartbeat, _, _, token = string.match(entry, '${QUEUE_ENTRY_PATTERN}')
-  if token == ARGV[1] then
-    if position then
-      redis.call('LREM', KEYS[3], 0, entry)
-    else
-      redis.call('LSET', KEYS[3], kept, ARGV[2])
-      kept = kept + 1
-      position = kept
-    end
-  elseif written and tonumber(written) / 1000 + tonumber(heartbeat) < now then
-    -- Dead (its heartbeat ran out on this caller's clock): gone now, wherever it stands, rather than when
-    -- a hand-off reaches it or the queue expires (which this very look postpones).
-    redis.call('LREM', KEYS[3], 0, entry)
-  else
-    kept = kept + 1
-  end
-end
+${renewEntryLua('KEYS[3]', 'ARGV[1]', 'ARGV[2]', 'ARGV[3]')}
 if ours and ${heldByLua('value', 'ARGV[1]')} then
-  if position then redis.call('LREM', KEYS[3], 0, ARGV[2]) end
-  return {1, tonumber(${fenceOfLua('value', 'ARGV[1]')}), 0}
+  if position then redis.call('LREM', KEYS[3], 0, ARGV[2]) end${keepAtLeastLua('KEYS[1]', 'ARGV[4]')}
+  return {1, tonumber(${fenceOfLua('value', 'ARGV[1]')})}
 end
 if not position then return {0} end
 redis.call('PEXPIRE', KEYS[3], ${QUEUE_TTL_MS})
 if value == false then
   local queue, fenceKey, grants = KEYS[3], KEYS[2], ARGV[5]
   ${handOffLua({ lockKey: 'KEYS[1]', clock: 'ARGV[3]', publish, self: { token: 'ARGV[1]', leaseMs: 'ARGV[4]' } })}
-  if handedTo == ARGV[1] then return {1, tonumber(handedFence), 1} end
+  if handedTo == ARGV[1] then return {1, tonumber(handedFence)} end
   if handedTo then position = math.max(1, position - 1) end
 elseif ours and string.byte(value) ~= 113 then
   redis.call('SETRANGE', KEYS[1], 0, 'q')
@@ -78,30 +63,27 @@ export interface QueueCheckInput extends QueueKeys {
 }
 
 export type QueueCheckReply =
-  | { readonly status: 'granted'; readonly fencingToken: number; /** By this check (else handed over earlier). */ readonly now: boolean }
+  /** The key (or a hold of it) lives at least the caller's lease from this check on. */
+  | { readonly status: 'granted'; readonly fencingToken: number }
   | { readonly status: 'waiting'; readonly position: number; readonly holderTtlMs: number }
   | { readonly status: 'gone' };
 
 export function parseQueueCheckReply(reply: unknown): QueueCheckReply {
   const [status, a, b] = reply as [number, number?, number?];
-  if (status === 1) return { status: 'granted', fencingToken: a!, now: b === 1 };
+  if (status === 1) return { status: 'granted', fencingToken: a! };
   if (status === 2) return { status: 'waiting', position: a!, holderTtlMs: b! };
   return { status: 'gone' };
+}
+
+/** KEYS lock key, fencing counter, queue; ARGV token, renewed entry, clock, lease ms, grant channel base. */
+export function queueCheckKeysAndArgs(input: QueueCheckInput): (string | number)[] {
+  return [input.lockKey, input.fenceKey, input.queueKey, input.token, input.renewedEntry, input.clockMicros, input.leaseMs, input.grantChannelBase];
 }
 
 export const QUEUE_CHECK_SCRIPT = defineScript({
   lua: publishingLua(queueCheckLua),
   numKeys: 3,
-  keysAndArgs: (input: QueueCheckInput) => [
-    input.lockKey,
-    input.fenceKey,
-    input.queueKey,
-    input.token,
-    input.renewedEntry,
-    input.clockMicros,
-    input.leaseMs,
-    input.grantChannelBase,
-  ],
+  keysAndArgs: queueCheckKeysAndArgs,
   parse: parseQueueCheckReply,
   ownershipToken: (input) => input.token,
 });

@@ -1,4 +1,4 @@
-import { handOffLua, QUEUE_ENTRY_PATTERN, type QueueKeys } from './queue.lua.js';
+import { dropEntriesLua, handOffLua, type QueueKeys } from './queue.lua.js';
 import { heldByLua, fenceOfLua } from './lock-value.js';
 import { defineScript, publishingLua } from './redis-script.js';
 
@@ -18,12 +18,7 @@ import { defineScript, publishingLua } from './redis-script.js';
  */
 function queueLeaveLua(publish: string): string {
   return `
-local now = math.floor(tonumber(ARGV[2]) / 1000)
-for _, entry in ipairs(redis.call('LRANGE', KEYS[3], 0, -1)) do
-  local written, heartbeat, _, _, token = string.match(entry, '${QUEUE_ENTRY_PATTERN}')
-  -- Dead entries go too (their heartbeat ran out on this caller's clock), as at a queue check.
-  if token == ARGV[1] or (written and tonumber(written) / 1000 + tonumber(heartbeat) < now) then redis.call('LREM', KEYS[3], 0, entry) end
-end
+${dropEntriesLua('KEYS[3]', 'ARGV[1]', 'ARGV[2]')}
 local value = redis.pcall('GET', KEYS[1])
 if type(value) == 'string' and ${heldByLua('value', 'ARGV[1]')} then
   local fence = ${fenceOfLua('value', 'ARGV[1]')}
@@ -51,10 +46,15 @@ export function parseQueueLeaveReply(reply: unknown): number | undefined {
   return value > 0 ? value : undefined;
 }
 
+/** KEYS lock key, fencing counter, queue; ARGV token, clock, grant channel base. */
+export function queueLeaveKeysAndArgs(input: QueueLeaveInput): (string | number)[] {
+  return [input.lockKey, input.fenceKey, input.queueKey, input.token, input.clockMicros, input.grantChannelBase];
+}
+
 export const QUEUE_LEAVE_SCRIPT = defineScript({
   lua: publishingLua(queueLeaveLua),
   numKeys: 3,
-  keysAndArgs: (input: QueueLeaveInput) => [input.lockKey, input.fenceKey, input.queueKey, input.token, input.clockMicros, input.grantChannelBase],
+  keysAndArgs: queueLeaveKeysAndArgs,
   parse: parseQueueLeaveReply,
   ownershipToken: (input) => input.token,
 });

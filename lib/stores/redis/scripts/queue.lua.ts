@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { nextFenceLua } from './fence.lua.js';
 import { RESERVED_KEY_PREFIX } from '../../../keys/lock-key.js';
+import { SHARED_QUEUE_MARK } from '../redis-key-layout.js';
 
 /**
  * The fair queue of one lock key, as its scripts see it (acquire-queued, queue-check, queue-leave and the
@@ -54,8 +55,9 @@ export const QUEUE_HEARTBEAT_MS = 2_000;
 export const QUEUE_TTL_MS = 2 * QUEUE_HEARTBEAT_MS + 1_000;
 
 /**
- * Defines the locals `queue`, `grants` (the grant channel without its instance), `fenceKey` and `released`
- * (the release channel) of a lock key: the names `RedisKeyLayout` gives them, built inside the script.
+ * Defines the locals `queue`, `sharedQueue` (the queue of shaped waiters, see shared-queue.lua.ts),
+ * `grants` (the grant channel without its instance), `fenceKey` and `released` (the release channel) of a
+ * lock key: the names `RedisKeyLayout` gives them, built inside the script.
  */
 export function queueNamesLua(lockKey: string, slotTag: string, prefixLength: string): string {
   const reserved = RESERVED_KEY_PREFIX;
@@ -65,6 +67,7 @@ export function queueNamesLua(lockKey: string, slotTag: string, prefixLength: st
   local tagged = '{' .. ${slotTag} .. '}'
   local userKey = string.sub(${lockKey}, plen + 1)
   local queue = prefix .. '${reserved}queue:' .. tagged .. userKey
+  local sharedQueue = prefix .. '${reserved}${SHARED_QUEUE_MARK}' .. tagged .. userKey
   local grants = prefix .. '${reserved}granted:' .. tagged
   local fenceKey = prefix .. '${reserved}fence:' .. tagged
   local released = prefix .. '${reserved}released:' .. tagged .. userKey`;
@@ -92,15 +95,14 @@ export interface HandOffNames {
  * the key went to (nil when the queue held nobody alive) and `handedFence` to its fencing token.
  */
 export function handOffLua(names: HandOffNames): string {
+  const announced = announceGrantLua(names.publish, { queue: 'queue', grants: 'grants', ...SERVED_ENTRY });
   const grant = names.self
     ? `if token == ${names.self.token} then
         redis.call('SET', ${names.lockKey}, 'q' .. token .. '|' .. fence .. '|' .. holder, 'PX', ${names.self.leaseMs})
       else
-        redis.call('SET', ${names.lockKey}, 'q' .. token .. '|' .. fence .. '|' .. holder, 'PX', ttl)
-        redis.call('${names.publish}', grants .. instance, 'g|' .. waiter .. '|' .. fence .. '|' .. redis.sha1hex(token .. '|' .. fence))
+        redis.call('SET', ${names.lockKey}, 'q' .. token .. '|' .. fence .. '|' .. holder, 'PX', ttl)${announced}
       end`
-    : `redis.call('SET', ${names.lockKey}, 'q' .. token .. '|' .. fence .. '|' .. holder, 'PX', ttl)
-      redis.call('${names.publish}', grants .. instance, 'g|' .. waiter .. '|' .. fence .. '|' .. redis.sha1hex(token .. '|' .. fence))`;
+    : `redis.call('SET', ${names.lockKey}, 'q' .. token .. '|' .. fence .. '|' .. holder, 'PX', ttl)${announced}`;
   return `
   local handedTo, handedFence
   local now = math.floor(tonumber(${names.clock}) / 1000)
@@ -110,9 +112,6 @@ export function handOffLua(names: HandOffNames): string {
     if written and tonumber(written) / 1000 + tonumber(ttl) >= now then
       ${nextFenceLua('fenceKey', names.clock)}
       ${grant}
-      -- The queue lives as long as it is used: its TTL is renewed now and then, one hand-off in a hundred
-      -- on average (the millisecond digits of the token ending in 00; the last three count within one).
-      if string.sub(fence, -5, -4) == '00' then redis.call('PEXPIRE', queue, ${QUEUE_TTL_MS}) end
       handedTo, handedFence = token, fence
       break
     end
@@ -120,16 +119,90 @@ export function handOffLua(names: HandOffNames): string {
   end`;
 }
 
+/** Lua expressions naming a grant to announce: the queue it was served from, and the entry served. */
+export interface AnnouncedGrant {
+  readonly queue: string;
+  /** The slot's grant channel without the instance. */
+  readonly grants: string;
+  /** The served entry's fields, and the fencing token (digits) its grant got. */
+  readonly instance: string;
+  readonly waiter: string;
+  readonly token: string;
+  readonly fence: string;
+}
+
+/** The names the hand-off loops give an entry's fields (`handOffLua`, `sharedHandOffLua`). */
+export const SERVED_ENTRY = { instance: 'instance', waiter: 'waiter', token: 'token', fence: 'fence' } as const;
+
 /**
- * Lua that tells the first waiter of the queue to look again in `delayMs` (a Lua expression): after a
- * release that keeps the key for its minimum hold, or a force-release.
+ * Lua that tells a waiter of `grant.queue` the key (or a hold of it) was handed to it, on its instance's
+ * grant channel (`g|waiter|fence|proof`, see {@link grantProof}). The queue lives as long as it is used: a
+ * waiter that joined with a plain RPUSHX and is handed the key before its first look renews nothing, so its
+ * TTL is renewed here now and then, one hand-off in a hundred on average (the millisecond digits of the
+ * token ending in 00; the last three count within one).
  */
-export function recheckFirstLua(publish: string, delayMs: string): string {
+export function announceGrantLua(publish: string, grant: AnnouncedGrant): string {
+  const { queue, grants, instance, waiter, token, fence } = grant;
   return `
-  local first = redis.call('LINDEX', queue, 0)
+      redis.call('${publish}', ${grants} .. ${instance}, 'g|' .. ${waiter} .. '|' .. ${fence} .. '|' .. redis.sha1hex(${token} .. '|' .. ${fence}))
+      if string.sub(${fence}, -5, -4) == '00' then redis.call('PEXPIRE', ${queue}, ${QUEUE_TTL_MS}) end`;
+}
+
+/**
+ * Lua of a waiter's look at `queue` (a queue check): renews its entry (found by `token`) to `renewedEntry`
+ * in place, drops its duplicates (a re-sent join) and every entry whose heartbeat ran out on the caller's
+ * clock (`clock`, µs), wherever it stands, rather than when a hand-off reaches it or the queue expires
+ * (which this very look postpones). Leaves `position`, the waiter's place (1 is first), nil when its entry
+ * is gone. Entries of either queue read alike up to the token (see shared-queue.lua.ts).
+ */
+export function renewEntryLua(queue: string, token: string, renewedEntry: string, clock: string): string {
+  return `
+local alive = math.floor(tonumber(${clock}) / 1000)
+local position
+local kept = 0
+for _, entry in ipairs(redis.call('LRANGE', ${queue}, 0, -1)) do
+  local written, heartbeat, _, _, entryToken = string.match(entry, '${QUEUE_ENTRY_PATTERN}')
+  if entryToken == ${token} then
+    if position then
+      redis.call('LREM', ${queue}, 0, entry)
+    else
+      redis.call('LSET', ${queue}, kept, ${renewedEntry})
+      kept = kept + 1
+      position = kept
+    end
+  elseif written and tonumber(written) / 1000 + tonumber(heartbeat) < alive then
+    redis.call('LREM', ${queue}, 0, entry)
+  else
+    kept = kept + 1
+  end
+end`;
+}
+
+/**
+ * Lua of a waiter leaving `queue`: every entry of `token` goes (it is found by its token: the caller may
+ * not know which entry a call with an unknown outcome left), and so does every dead one (its heartbeat ran
+ * out on the caller's clock, `clock` in µs), as at a queue check.
+ */
+export function dropEntriesLua(queue: string, token: string, clock: string): string {
+  return `
+local alive = math.floor(tonumber(${clock}) / 1000)
+for _, entry in ipairs(redis.call('LRANGE', ${queue}, 0, -1)) do
+  local written, heartbeat, _, _, entryToken = string.match(entry, '${QUEUE_ENTRY_PATTERN}')
+  if entryToken == ${token} or (written and tonumber(written) / 1000 + tonumber(heartbeat) < alive) then redis.call('LREM', ${queue}, 0, entry) end
+end`;
+}
+
+/**
+ * Lua that tells the first waiter of `queue` to look again in `delayMs` (Lua expressions, as `grants`, the
+ * slot's grant channel without the instance): after a release that keeps the key for its minimum hold, or
+ * a force-release.
+ */
+export function recheckFirstLua(publish: string, delayMs: string, queue: string, grants: string): string {
+  return `
+  local first = redis.call('LINDEX', ${queue}, 0)
   if first then
     local _, _, instance, waiter = string.match(first, '${QUEUE_ENTRY_PATTERN}')
-    if instance then redis.call('${publish}', grants .. instance, 'r|' .. waiter .. '|' .. ${delayMs}) end
+    if instance then redis.call('${publish}', ${grants} .. instance, 'r|' .. waiter .. '|' .. ${delayMs}) end
   end`;
 }
 

@@ -1,4 +1,4 @@
-import { listenTo, lockValue, micros, queueEntry, scriptFixture } from '../../../../test/support/redis-script-fixtures';
+import { listenTo, lockValue, micros, queueEntry, scriptFixture, sharedHold } from '../../../../test/support/redis-script-fixtures';
 import { RedisCommands } from '../commands/redis-commands';
 import { createRedisConnection } from '../connection/redis-client.factory';
 import { parseLockValue } from './lock-value';
@@ -15,6 +15,28 @@ describe('release script', () => {
     return commands.runScript('release', lock.key, RELEASE_SCRIPT, { lockKey: lock.lockKey, token, keepMs, slotTagAndPrefix, clockMicros: clock });
   };
   afterAll(() => fixture.close());
+
+  /** The commands (scripts' included) that named `key` while `run` ran, as MONITOR saw them. */
+  async function commandsSeen(key: string, run: () => Promise<unknown>): Promise<string[]> {
+    const monitor = await redis.monitor();
+    const seen: string[] = [];
+    const marker = `${key}:done`;
+    const done = new Promise<void>((resolve) =>
+      monitor.on('monitor', (_time: string, args: string[]) => {
+        if (args.includes(marker)) resolve();
+        else if (args.includes(key)) seen.push(args[0]!.toUpperCase());
+      }),
+    );
+    try {
+      await run();
+      // MONITOR shows commands in the server's order: once the marker shows, everything before it has.
+      await redis.exists(marker);
+      await done;
+    } finally {
+      monitor.disconnect();
+    }
+    return seen;
+  }
 
   it('releases one hold of a read/write lock or semaphore hash by its token, announces it, and deletes the key with the last hold', async () => {
     const lock = fixture.lock();
@@ -34,6 +56,83 @@ describe('release script', () => {
       expect(await redis.exists(lock.lockKey)).toBe(0);
     } finally {
       channel.close();
+    }
+  });
+
+  it('hands a released permit to the next live waiter of the shaped queue in the same step: fenced, its heartbeat TTL, only it told, nothing announced', async () => {
+    const lock = fixture.lock();
+    await redis.set(lock.fenceKey, '10');
+    // Marked `q` by the waiters' joins: the releases look at the queue.
+    await redis.multi().hset(lock.lockKey, 'm', 'p', 'q', '1', '#a', sharedHold(5), '#b', sharedHold(6)).pexpire(lock.lockKey, 60_000).exec();
+    await redis.rpush(
+      lock.sharedQueueKey,
+      queueEntry('dead', { shape: 'p2', expiresAt: Date.now() - 1 }),
+      queueEntry('next', { shape: 'p2', instance: 'i1', waiter: '3' }),
+      queueEntry('after', { shape: 'p2' }),
+    );
+    const [next, released] = await Promise.all([listenTo(`${lock.grants}i1`), listenTo(lock.releaseChannel)]);
+    try {
+      const told = next.next();
+      expect(await release(lock, 'a')).toBe(true);
+      const [deadline, fence] = (await redis.hget(lock.lockKey, '#next'))!.split('|');
+      expect(Number(fence)).toBeGreaterThan(10);
+      expect(Number(deadline) - Date.now()).toBeLessThanOrEqual(2_000);
+      expect(await told).toBe(`g|3|${fence}|${grantProof('next', Number(fence))}`);
+      expect(await redis.llen(lock.sharedQueueKey)).toBe(1);
+      // The freed permit went to the line, which still stands: nothing for a waiter on notifications.
+      const heard = released.next();
+      expect(await release(lock, 'b', 0)).toBe(true);
+      expect(await redis.hexists(lock.lockKey, '#after')).toBe(1);
+      expect(await redis.exists(lock.sharedQueueKey)).toBe(0);
+      // The last one served emptied the line: that release is announced (a permit may be free for others),
+      // and the mark goes with the line.
+      await heard;
+      expect(released.messages).toHaveLength(1);
+      expect(await redis.hexists(lock.lockKey, 'q')).toBe(0);
+    } finally {
+      next.close();
+      released.close();
+    }
+  });
+
+  it('hands a released write lock to the readers at the head of the shaped queue together, and stops at the writer behind them', async () => {
+    const lock = fixture.lock();
+    await redis.multi().hset(lock.lockKey, 'm', 'w', 'q', '1', '#w', sharedHold(5)).pexpire(lock.lockKey, 60_000).exec();
+    const behind = [queueEntry('w2', { shape: 'w' }), queueEntry('r3', { shape: 'r' })];
+    await redis.rpush(lock.sharedQueueKey, queueEntry('r1', { shape: 'r' }), queueEntry('r2', { shape: 'r' }), ...behind);
+    expect(await release(lock, 'w')).toBe(true);
+    expect(await redis.hget(lock.lockKey, 'm')).toBe('r');
+    expect((await redis.hkeys(lock.lockKey)).filter((field) => field.startsWith('#')).sort()).toEqual(['#r1', '#r2']);
+    expect(await redis.lrange(lock.sharedQueueKey, 0, -1)).toEqual(behind);
+  });
+
+  it('leaves the shaped queue alone when the hash is not marked for it: a release where nobody queued pays nothing for a queue', async () => {
+    const lock = fixture.lock();
+    await redis.multi().hset(lock.lockKey, 'm', 'p', '#a', sharedHold(5)).pexpire(lock.lockKey, 60_000).exec();
+    const entry = queueEntry('next', { shape: 'p1' });
+    await redis.rpush(lock.sharedQueueKey, entry);
+    expect(await release(lock, 'a')).toBe(true);
+    expect(await redis.exists(lock.lockKey)).toBe(0);
+    // The waiter's own next look serves it (see shared-queue-check.script.spec.ts).
+    expect(await redis.lrange(lock.sharedQueueKey, 0, -1)).toEqual([entry]);
+  });
+
+  it('keeps an unmarked shaped hold for its minimum hold without a look at the queue (no LINDEX: a default store pays nothing for it)', async () => {
+    const lock = fixture.lock();
+    await redis.multi().hset(lock.lockKey, 'm', 'p', '#a', sharedHold(5), '#b', sharedHold(6)).pexpire(lock.lockKey, 60_000).exec();
+    const seen = await commandsSeen(lock.sharedQueueKey, () => release(lock, 'a', 2_000));
+    expect(seen).toEqual([]);
+    expect(Number((await redis.hget(lock.lockKey, '#a'))!.split('|')[0]) - Date.now()).toBeLessThanOrEqual(2_000);
+    // Marked (waiters stand in line): the kept release tells the first of them when to look again.
+    await redis.hset(lock.lockKey, 'q', '1');
+    await redis.rpush(lock.sharedQueueKey, queueEntry('next', { shape: 'p1', instance: 'i1', waiter: '4' }));
+    const first = await listenTo(`${lock.grants}i1`);
+    try {
+      const told = first.next();
+      expect(await release(lock, 'b', 1_500)).toBe(true);
+      expect(await told).toBe('r|4|1500');
+    } finally {
+      first.close();
     }
   });
 

@@ -1,6 +1,6 @@
 import { handOffLua, queueNamesLua, recheckFirstLua } from './queue.lua.js';
 import { heldByLua } from './lock-value.js';
-import { releaseSharedLua } from './shared-hold.lua.js';
+import { releaseSharedLua } from './shared-release.lua.js';
 import { defineScript, publishingLua } from './redis-script.js';
 
 /**
@@ -20,7 +20,7 @@ import { defineScript, publishingLua } from './redis-script.js';
  *   empty, the key is deleted and announced as for `w`.
  *
  * A hash at the lock key is a read/write lock or a semaphore (see shared-hold.lua.ts): its hold of the token
- * is released there, and the release announced.
+ * is released there, handed on to the shaped waiters' queue if any (shared-release.lua.ts), or announced.
  *
  * Every name the script builds (queue, fencing counter, channels) carries the lock key's slot tag, so a
  * Cluster node serves all of them.
@@ -30,7 +30,7 @@ function releaseLua(publish: string): string {
 local value = redis.pcall('GET', KEYS[1])
 if type(value) ~= 'string' then
   if type(value) ~= 'table' then return 0 end
-  local tag, plength = string.match(ARGV[3], '^([^:]*):(%d+):')
+  local tag, plength, callerClock = string.match(ARGV[3], '^([^:]*):(%d+):(%d+)$')
   ${queueNamesLua('KEYS[1]', 'tag', 'plength')}
   ${releaseSharedLua(publish)}
 end
@@ -50,7 +50,7 @@ ${queueNamesLua('KEYS[1]', 'tag', 'plength')}
 if keep > 0 then
   redis.call('PEXPIRE', KEYS[1], keep)
   if flag == 113 then
-    ${recheckFirstLua(publish, 'keep')}
+    ${recheckFirstLua(publish, 'keep', 'queue', 'grants')}
   end
   return 1
 end

@@ -1,9 +1,8 @@
 import type { LockShape } from '../../lock-shape.js';
-import { nextFenceLua } from './fence.lua.js';
 import { markWaitedForLua } from './lock-value.js';
 import { parseAcquireReply, type AcquireInput } from './acquire.script.js';
 import { defineScript } from './redis-script.js';
-import { SERVER_NOW_LUA, keepAtLeastLua, sharedStateLua } from './shared-hold.lua.js';
+import { keepAtLeastLua, sharedLookLua } from './shared-hold.lua.js';
 
 /** The plain acquire's input (same keys, same fencing counter), and the shape asked for. */
 export interface SharedAcquireInput extends AcquireInput {
@@ -38,37 +37,16 @@ if kind ~= 'hash' and kind ~= 'none' then
   if ttl < 0 then return 0 end
   return -1 - ttl
 end
-${SERVER_NOW_LUA}
-${sharedStateLua('KEYS[1]')}
-local field = '#' .. ARGV[1]
-local mine = redis.call('HGET', KEYS[1], field)
-if mine then return tonumber(string.match(mine, '^%d+|(%d+)|')) end
+${sharedLookLua('KEYS[1]', 'KEYS[2]', 'ARGV[4]', 'ARGV[1]')}
+if mineFence then return tonumber(mineFence) end
 local shape = ARGV[5]
-local granted
-if holders == 0 then
-  granted = shape ~= 'r' or writers == 0
-elseif mode == shape then
-  if shape == 'r' then granted = writers == 0
-  elseif shape == 'p' then granted = holders < tonumber(ARGV[6])
-  else granted = false end
-else
-  granted = false
-end
-if shape == 'p' and tonumber(ARGV[6]) < 1 then granted = false end
 local lease = tonumber(ARGV[2])
-if not granted then
-  local waiting = math.min(tonumber(ARGV[6]), lease)
-  if shape == 'w' and waiting > 0 then
-    redis.call('HSET', KEYS[1], '~' .. ARGV[1], string.format('%.0f', now + waiting))
-    ${keepAtLeastLua('KEYS[1]', 'waiting')}
-    if not earliest or now + waiting < earliest then earliest = now + waiting end
-  end
+if not grantable(shape, tonumber(ARGV[6])) then
+  if shape == 'w' then markWaitingWriter(ARGV[1], math.min(tonumber(ARGV[6]), lease)) end
   if not earliest then return 0 end
   return -1 - (earliest - now)
 end
-${nextFenceLua('KEYS[2]', 'ARGV[4]')}
-redis.call('HSET', KEYS[1], 'm', shape, field, string.format('%.0f', now + lease) .. '|' .. fence .. '|' .. ARGV[3])
-if shape == 'w' then redis.call('HDEL', KEYS[1], '~' .. ARGV[1]) end
+local fence = grantHold(ARGV[1], shape, lease, ARGV[3])
 ${keepAtLeastLua('KEYS[1]', 'ARGV[2]')}
 return tonumber(fence)
 `;

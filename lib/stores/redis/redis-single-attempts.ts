@@ -1,0 +1,102 @@
+import { LockStoreUnavailableError } from '../../errors/lock-store-unavailable.error.js';
+import type { AcquireResult, LockShape } from '../lock-store.interface.js';
+import { ownershipTokenProblem } from '../ownership-token.js';
+import { clockMicros } from './client-clock.js';
+import type { RedisCommands } from './commands/redis-commands.js';
+import type { RedisConnection } from './connection/redis-connection.js';
+import type { RedisKeyLayout } from './redis-key-layout.js';
+import { ACQUIRE_IF_NO_QUEUE_SCRIPT } from './scripts/acquire-queued.script.js';
+import { ACQUIRE_SCRIPT, parseAcquireReply, type AcquireInput } from './scripts/acquire.script.js';
+import { LOCK_VALUE_SEPARATOR } from './scripts/lock-value.js';
+import type { RedisScript, SentScript } from './scripts/redis-script.js';
+import { SHARED_ACQUIRE_IF_NO_QUEUE_SCRIPT } from './scripts/shared-acquire-queued.script.js';
+import { SHARED_ACQUIRE_SCRIPT, type SharedAcquireInput } from './scripts/shared-acquire.script.js';
+
+/**
+ * The Redis store's single attempts (`LockStore.acquire`, `acquireShared`): one script call each, the fair
+ * queue's variant with `fair` (turned away while anybody stands in line), acknowledged by replicas with
+ * `replicas`, and cleaned up when its outcome is unknown.
+ */
+export class RedisSingleAttempts {
+  constructor(
+    private readonly connection: RedisConnection,
+    private readonly commands: RedisCommands,
+    private readonly layout: RedisKeyLayout,
+    private readonly fair: boolean,
+    /** The store's token-checked release. */
+    private readonly release: (key: string, token: string, keepMs: number) => Promise<boolean>,
+  ) {}
+
+  acquire(key: string, token: string, leaseMs: number, holder: string): Promise<AcquireResult> {
+    if (token === '' || token.includes(LOCK_VALUE_SEPARATOR)) return Promise.reject(tokenError(token));
+    const lockKey = this.layout.lockKey(key);
+    if (this.fair) {
+      // A single attempt that respects the queue: while waiters stand in line, it is turned away.
+      const { fenceKey, queueKey } = this.layout.queueNames(lockKey);
+      const input = { lockKey, fenceKey, queueKey, token, leaseMs, holder, clockMicros: clockMicros() };
+      return this.commands.runScript('acquire', key, ACQUIRE_IF_NO_QUEUE_SCRIPT, input, this.cleanUpAcquire);
+    }
+    const input: AcquireInput = { lockKey, fenceKey: this.layout.fenceKey(lockKey), token, leaseMs, holder, clockMicros: clockMicros() };
+    if (this.commands.acknowledgement) return this.acquireAcknowledged(key, ACQUIRE_SCRIPT, input);
+    return this.commands.runScript('acquire', key, ACQUIRE_SCRIPT, input, this.cleanUpAcquire);
+  }
+
+  /**
+   * Read/write locks and semaphores: one hash at the lock key (see scripts/shared-hold.lua.ts). With `fair`,
+   * a single attempt serves the shaped waiters' queue first and never overtakes it (see
+   * scripts/shared-acquire-queued.script.ts).
+   */
+  acquireShared(key: string, shape: LockShape, token: string, leaseMs: number, holder: string): Promise<AcquireResult> {
+    if (token === '' || token.includes(LOCK_VALUE_SEPARATOR)) return Promise.reject(tokenError(token));
+    const lockKey = this.layout.lockKey(key);
+    if (this.fair) {
+      const { tag, fenceKey, queueKey } = this.layout.queueNames(lockKey, 'shaped');
+      const grantChannelBase = this.layout.grantChannel(tag, '');
+      const input = { lockKey, fenceKey, queueKey, token, leaseMs, holder, clockMicros: clockMicros(), shape, grantChannelBase };
+      return this.commands.runScript('acquire', key, SHARED_ACQUIRE_IF_NO_QUEUE_SCRIPT, input, this.cleanUpAcquire);
+    }
+    const input: SharedAcquireInput = { lockKey, fenceKey: this.layout.fenceKey(lockKey), token, leaseMs, holder, clockMicros: clockMicros(), shape };
+    if (this.commands.acknowledgement) return this.acquireAcknowledged(key, SHARED_ACQUIRE_SCRIPT, input);
+    return this.commands.runScript('acquire', key, SHARED_ACQUIRE_SCRIPT, input, this.cleanUpAcquire);
+  }
+
+  /**
+   * Without an answer (timeout, connection lost), the script may still have run or still run: take the
+   * key back if it did. Both calls go down the same connection in order, so the clean-up runs after it; and
+   * should the reply still come, a grant in it is released too. One function for every acquisition (their
+   * replies all read as the plain acquire's); the token is the one the call's input was granted under.
+   */
+  private readonly cleanUpAcquire = (call: SentScript<unknown>): void => {
+    const token = call.ownershipToken!;
+    this.release(call.key, token, 0).catch(ignore);
+    call.reply.then((reply) => parseAcquireReply(reply).acquired && this.release(call.key, token, 0)).catch(ignore);
+  };
+
+  private async acquireAcknowledged<Input extends { readonly lockKey: string; readonly token: string }>(
+    key: string,
+    script: RedisScript<Input, AcquireResult>,
+    input: Input,
+  ): Promise<AcquireResult> {
+    const { result, acknowledged, waitRefused } = await this.commands.runAcknowledged('acquire', key, script, input, this.cleanUpAcquire);
+    const { replicas, timeoutMs } = this.commands.acknowledgement!;
+    if (!result.acquired || acknowledged >= replicas) return result;
+    // A grant only the primary has would vanish with it: not reported as held (Redisson's synced writes).
+    // A refused WAIT says nothing of the replicas: the same, and the grant is never left behind.
+    await this.release(key, input.token, 0).catch(ignore);
+    const cause = new Error(
+      waitRefused
+        ? `the lock was granted, but WAIT was refused (${waitRefused}): allow WAIT for this user (+wait) or set replicas: 0; the grant was released`
+        : `${this.connection.server(input.lockKey)} granted the lock, but only ${acknowledged} of ${replicas} replica(s) acknowledged it within ${timeoutMs} ms; it was released`,
+    );
+    throw new LockStoreUnavailableError('acquire', key, { cause });
+  }
+}
+
+/** Tokens are written into the lock value between separators (see scripts/lock-value.ts). */
+export function tokenError(token: string): Error {
+  const problem = ownershipTokenProblem(token);
+  if (problem) return problem;
+  return new TypeError(`An ownership token must not contain "${LOCK_VALUE_SEPARATOR}" (got one of ${token.length} characters).`);
+}
+
+function ignore(): void {}
