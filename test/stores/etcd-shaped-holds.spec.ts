@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { Injectable } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
 import type { Etcd3 } from 'etcd3';
-import { DistributedLock, DistributedLockModule, LockService, LockStoreUnavailableError, type LockShape, type QueuedAcquireOutcome } from '../../lib/index';
+import { LockStoreUnavailableError, type LockShape, type QueuedAcquireOutcome } from '../../lib/index';
 import { createEtcdLockStore } from '../../lib/stores/etcd/etcd-client.factory';
 import type { EtcdLockStore } from '../../lib/stores/etcd/etcd-lock.store';
 import { startEtcdCluster, type EtcdCluster } from '../../scripts/servers/etcd-server';
+import { runShapedMethods } from '../support/shaped-methods-app';
 import { testPrefix } from '../support/test-prefix';
 import { EtcdTap, isAcquire, openObserver, queueOf, until } from './etcd-test-support';
 
@@ -49,41 +48,8 @@ describe('etcd: read/write locks and semaphores, each hold its own key', () => {
     await cluster.stop();
   });
 
-  it('starts an application whose locked methods read, write and take permits on etcd, and runs them', async () => {
-    @Injectable()
-    class Reports {
-      constructor(readonly locks: LockService) {}
-
-      @DistributedLock({ key: 'report:{id}', mode: 'read' })
-      async read(id: string): Promise<string | undefined> {
-        return this.locks.current()?.key;
-      }
-
-      @DistributedLock({ key: 'report:{id}', mode: 'write' })
-      async rebuild(id: string): Promise<number> {
-        return this.locks.current()!.fencingToken;
-      }
-
-      @DistributedLock({ key: 'partner', permits: 2 })
-      async quote(id: string): Promise<string> {
-        return `quote ${id}`;
-      }
-    }
-    const moduleRef = await Test.createTestingModule({
-      imports: [DistributedLockModule.forRoot({ store: 'etcd', etcd: cluster.endpoints, keyPrefix: prefix })],
-      providers: [Reports],
-    }).compile();
-    const nest = await moduleRef.createNestApplication({ logger: false }).init();
-    try {
-      const reports = nest.get(Reports);
-      expect(await Promise.all([reports.read('1'), reports.read('1')])).toEqual(['report:1', 'report:1']);
-      expect(await reports.rebuild('1')).toBeGreaterThan(0);
-      expect(await Promise.all([reports.quote('a'), reports.quote('b'), reports.quote('c')])).toEqual(['quote a', 'quote b', 'quote c']);
-      expect(await holders('report:1')).toEqual([]);
-    } finally {
-      await nest.close();
-    }
-  });
+  it('starts an application whose locked methods read, write and take permits on etcd, and runs them', () =>
+    runShapedMethods({ store: 'etcd', etcd: cluster.endpoints, keyPrefix: prefix }, async () => expect(await holders('report:1')).toEqual([])));
 
   it.each<[string, LockShape, (request: TxnRequest) => boolean]>([
     ['reader', { mode: 'read' }, isReaderAttempt],

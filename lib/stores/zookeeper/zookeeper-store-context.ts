@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { LockStoreUnavailableError } from '../../errors/lock-store-unavailable.error.js';
 import { BackgroundTasks } from '../../support/background-tasks.js';
 import { createContender } from './nodes/contender.node.js';
@@ -8,7 +7,7 @@ import { contendersOf, statOf } from './nodes/contenders.query.js';
 import type { ZookeeperPackage } from './zookeeper.loader.js';
 import { isNodeReply, ZK } from './zookeeper-reply.js';
 import { ZookeeperGrants, type ZookeeperGrant } from './zookeeper-grants.js';
-import { encodeContenderValue, nonceOf, ZookeeperKeyLayout } from './zookeeper-key-layout.js';
+import { contenderShapeOf, encodeContenderValue, newNonce, nonceOf, PLAIN_CONTENDER, queueEntriesOf, ZookeeperKeyLayout, type ContenderShape } from './zookeeper-key-layout.js';
 import type { ContenderPosition, ContenderTicket, JoinedContender } from './zookeeper-lock-queue.js';
 import { ZookeeperSessions, type ZookeeperSessionSettings } from './zookeeper-sessions.js';
 import type { ZookeeperSession } from './zookeeper-session.js';
@@ -40,17 +39,17 @@ export class ZookeeperStoreContext {
   }
 
   /**
-   * Creates the contender's node on the session of its lease length, then reads its czxid and its place
-   * in one pipelined round trip (`lookedAt`: when that look was sent). A create without an answer may
-   * have landed: the nodes carrying this attempt's nonce are deleted in the background (they would
-   * otherwise block the queue until the session ends).
+   * Creates the contender's node (its shape in its name) on the session of its lease length, then reads
+   * its czxid and its place in one pipelined round trip (`lookedAt`: when that look was sent). A create
+   * without an answer may have landed: the nodes carrying this attempt's nonce are deleted in the
+   * background (they would otherwise block the queue until the session ends).
    */
-  async join(key: string, leaseMs: number, holder: string): Promise<JoinedContender> {
+  async join(key: string, leaseMs: number, holder: string, shape: ContenderShape = PLAIN_CONTENDER): Promise<JoinedContender> {
     const session = await this.sessions.sessionFor(leaseMs).catch((error: unknown) => {
       // A session shared by every caller failed to open: name this caller's key, keep the reason.
       throw error instanceof LockStoreUnavailableError ? new LockStoreUnavailableError('acquire', key, { cause: error.cause }) : error;
     });
-    const nonce = randomBytes(6).toString('hex');
+    const nonce = newNonce(shape);
     let path: string;
     try {
       path = await createContender(session, key, this.layout.contenderPrefix(key, nonce), encodeContenderValue({ holder, leaseMs }));
@@ -71,7 +70,7 @@ export class ZookeeperStoreContext {
     }
   }
 
-  /** Where the contender stands: its predecessor's path, none (it holds), or gone. */
+  /** Where the contender stands: the contenders before it and the shape of the one behind it, or gone. */
   async position(key: string, ticket: ContenderTicket): Promise<ContenderPosition> {
     const lockPath = this.layout.lockPath(key);
     return placeIn(await contendersOf(ticket.session, 'acquire', key, lockPath), lockPath, ticket.path);
@@ -93,6 +92,31 @@ export class ZookeeperStoreContext {
       }
       this.emptyParents.add(key);
     });
+  }
+
+  /**
+   * Deletes a contender's node now, for an answer that must not find it in the queue any more (a denied
+   * single attempt: the caller's next attempt would otherwise queue behind it). Without an answer, it is
+   * left to `leave`, in the background.
+   */
+  async leaveNow(key: string, ticket: Pick<ContenderTicket, 'session' | 'path'>): Promise<void> {
+    try {
+      await ticket.session.call('acquire', key, (client) => client.remove(ticket.path, -1));
+      this.emptyParents.add(key);
+    } catch (error) {
+      if (isNodeReply(error, ZK.NONODE)) this.emptyParents.add(key);
+      else this.leave(key, ticket);
+    }
+  }
+
+  /**
+   * A granted permit contender's mark, in the background: its node written once with the value it was
+   * created with, which fires the data watch of the permit contender right behind it (that one waited for
+   * this grant). Only at version 0: a node written before (a renewal of another length, a minimum hold)
+   * has fired that watch already. Lost, the waiter behind looks again on its own schedule.
+   */
+  mark(key: string, ticket: Pick<ContenderTicket, 'session' | 'path'>, value: string): void {
+    this.tasks.run(() => ticket.session.call('acquire', key, (client) => client.setData(ticket.path, value, 0)));
   }
 
   grant(token: string, key: string, holder: string, leaseMs: number, ticket: ContenderTicket, startedAt: number): ZookeeperGrant {
@@ -134,5 +158,6 @@ export class ZookeeperStoreContext {
 function placeIn(names: readonly string[], lockPath: string, path: string): ContenderPosition {
   const mine = names.indexOf(path.slice(lockPath.length + 1));
   if (mine < 0) return { present: false };
-  return mine === 0 ? { present: true } : { present: true, predecessor: `${lockPath}/${names[mine - 1]}` };
+  const behind = names[mine + 1];
+  return { present: true, earlier: queueEntriesOf(lockPath, names.slice(0, mine)), successor: behind === undefined ? undefined : contenderShapeOf(behind).shape };
 }
