@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { Etcd3 } from 'etcd3';
-import { LockStoreUnavailableError, type LockShape, type QueuedAcquireOutcome } from '../../lib/index';
+import { LockStoreUnavailableError, type LockShape } from '../../lib/index';
 import { createEtcdLockStore } from '../../lib/stores/etcd/etcd-client.factory';
 import type { EtcdLockStore } from '../../lib/stores/etcd/etcd-lock.store';
 import { startEtcdCluster, type EtcdCluster } from '../../scripts/servers/etcd-server';
 import { runShapedMethods } from '../support/shaped-methods-app';
 import { testPrefix } from '../support/test-prefix';
 import { EtcdTap, isAcquire, openObserver, queueOf, until } from './etcd-test-support';
+import { expectChangedPermitsInOrder } from './shaped-queue.scenarios';
 
 type TxnRequest = Parameters<Etcd3['kv']['txn']>[0];
 
@@ -178,31 +179,6 @@ describe('etcd: read/write locks and semaphores, each hold its own key', () => {
     for (const token of [a, b, c]) expect(await store.release('moved', token, 0)).toBe(true);
   });
 
-  it('serves a changed N first come first served: a waiter of a lowered N waits for fewer holders than it, and a larger N behind it waits for it', async () => {
-    const [a, b] = [randomUUID(), randomUUID()];
-    await store.acquireShared('lowered', { permits: 3 }, a, 10_000, 'a');
-    await store.acquireShared('lowered', { permits: 3 }, b, 10_000, 'b');
-    const order: string[] = [];
-    const [tokenX, tokenY] = [randomUUID(), randomUUID()];
-    const wait = (holder: string, token: string, shape: LockShape): Promise<QueuedAcquireOutcome> =>
-      store
-        .acquireSharedQueued({ key: 'lowered', token, leaseMs: 10_000, holder, deadline: Date.now() + 60_000 }, shape)
-        .then((outcome) => (order.push(holder), outcome));
-    const x = wait('x', tokenX, { permits: 1 });
-    await until(async () => (await holders('lowered')).length === 3, 'x queued');
-    const y = wait('y', tokenY, { permits: 3 });
-    await until(async () => (await holders('lowered')).length === 4, 'y queued');
-    // Two hold, fewer than y's N, but x came first and needs fewer than one.
-    expect(await store.acquireShared('lowered', { permits: 3 }, randomUUID(), 10_000, 'once')).toMatchObject({ acquired: false });
-    expect(await store.release('lowered', a, 0)).toBe(true);
-    expect(await store.release('lowered', b, 0)).toBe(true);
-    const [granted, behind] = await Promise.all([x, y]);
-    expect(order).toEqual(['x', 'y']);
-    // y counts x, the one holder, against its own N of 3: both hold.
-    expect((await store.list('lowered')).map((lock) => lock.holder)).toEqual(['x', 'y']);
-    const fence = (outcome: QueuedAcquireOutcome): number => (outcome.result.acquired ? outcome.result.fencingToken : NaN);
-    expect(fence(behind)).toBeGreaterThan(fence(granted));
-    expect(await store.release('lowered', tokenX, 0)).toBe(true);
-    expect(await store.release('lowered', tokenY, 0)).toBe(true);
-  });
+  it('serves a changed N first come first served: a waiter of a lowered N waits for fewer holders than it, and a larger N behind it waits for it', () =>
+    expectChangedPermitsInOrder({ holders }, store));
 });

@@ -29,14 +29,8 @@ export async function queueOf({ client: observer }: ZookeeperObserver, keyPrefix
   return entries.filter((entry): entry is { path: string; holder: string } => entry !== undefined);
 }
 
-/** Polls a condition that ZooKeeper exposes (queue length, watches), not a guessed sleep. */
-export async function until(condition: () => Promise<boolean>, what: string, withinMs = 30_000): Promise<void> {
-  const deadline = Date.now() + withinMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
+/** Polls a condition the server exposes (queue length, a count), not a guessed sleep. */
+export { untilSeen as until } from '../support/until';
 
 /** A session id as the store and `ZookeeperStat.ephemeralOwner` write it: hex, no `0x`, no leading zeros. */
 function sessionId(hex: string): string {

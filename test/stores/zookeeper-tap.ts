@@ -1,0 +1,106 @@
+import type { ZookeeperPackage } from '../../lib/stores/zookeeper/zookeeper.loader';
+
+/** A request as the tap sees it on its way from the client: which call, on which path, with which data and version. */
+export interface TappedRequest {
+  readonly call: 'create' | 'setData';
+  readonly path: string;
+  /** The node's value (JSON the store wrote: `holder`, `leaseMs`). */
+  readonly data: string;
+  /** `setData`'s expected version; undefined for a create. */
+  readonly version?: number;
+}
+
+/** A request stopped before it leaves the client: none of it reaches ZooKeeper until `send()`. */
+export interface PausedRequest {
+  /** Resolves with the request once the store sent it; it now waits here. */
+  readonly reached: Promise<TappedRequest>;
+  send(): void;
+}
+
+/** A reply held back on its way to the caller; the request reached ZooKeeper and took effect. */
+export interface HeldReply {
+  /** Resolves once ZooKeeper answered (the answer is what is held back). */
+  readonly landed: Promise<void>;
+  /** Lets the answer through, late: the caller may have given up on it by then. */
+  deliver(): void;
+}
+
+interface Stop {
+  readonly matches: (request: TappedRequest) => boolean;
+  readonly kind: 'before' | 'reply';
+  readonly reached: (request: TappedRequest) => void;
+  readonly gate: Promise<void>;
+}
+
+/**
+ * Network-fault injection on the real `node-zookeeper-client` a store is built with (nothing about locks
+ * is simulated): a chosen `create` or `setData` is stopped before it leaves the client, so a test can act
+ * between two requests of one call, or its reply is held back while the request itself takes effect (an
+ * answer lost or late on its way back). Each stop serves the first request it matches, once.
+ */
+export class ZookeeperTap {
+  readonly zookeeper: ZookeeperPackage;
+  private readonly stops: Stop[] = [];
+
+  constructor(real: ZookeeperPackage) {
+    this.zookeeper = {
+      createClient: (connect, options) => {
+        const raw = real.createClient(connect, options);
+        const create = raw.create.bind(raw);
+        const setData = raw.setData.bind(raw);
+        raw.create = (path, data, mode, callback) =>
+          this.pass({ call: 'create', path, data: data.toString() }, (reply) => create(path, data, mode, reply), callback);
+        raw.setData = (path, data, version, callback) =>
+          this.pass({ call: 'setData', path, data: data.toString(), version }, (reply) => setData(path, data, version, reply), callback);
+        return raw;
+      },
+    };
+  }
+
+  /** Stops the next request that `matches` before it is sent, until `send()`. */
+  pauseBefore(matches: (request: TappedRequest) => boolean): PausedRequest {
+    let send!: () => void;
+    const gate = new Promise<void>((resolve) => (send = resolve));
+    let reached!: (request: TappedRequest) => void;
+    const paused = { reached: new Promise<TappedRequest>((resolve) => (reached = resolve)), send };
+    this.stops.push({ matches, kind: 'before', reached, gate });
+    return paused;
+  }
+
+  /** The next request that `matches` takes effect, but its answer reaches the caller only at `deliver()`. */
+  holdReplyTo(matches: (request: TappedRequest) => boolean): HeldReply {
+    let deliver!: () => void;
+    const gate = new Promise<void>((resolve) => (deliver = resolve));
+    let landed!: () => void;
+    const held = { landed: new Promise<void>((resolve) => (landed = resolve)), deliver };
+    this.stops.push({ matches, kind: 'reply', reached: () => landed(), gate });
+    return held;
+  }
+
+  private pass<A extends unknown[]>(request: TappedRequest, send: (reply: (...answer: A) => void) => void, callback: (...answer: A) => void): void {
+    const at = this.stops.findIndex((stop) => stop.matches(request));
+    if (at < 0) return send(callback);
+    const [stop] = this.stops.splice(at, 1) as [Stop];
+    if (stop.kind === 'before') {
+      stop.reached(request);
+      void stop.gate.then(() => send(callback));
+      return;
+    }
+    send((...answer) => {
+      stop.reached(request);
+      void stop.gate.then(() => callback(...answer));
+    });
+  }
+}
+
+/** A request that writes a node for `holder` (the value the store gives every contender; a lock's parent has none). */
+export const writesFor =
+  (holder: string, call: TappedRequest['call'] = 'create') =>
+  (request: TappedRequest): boolean => {
+    if (request.call !== call) return false;
+    try {
+      return (JSON.parse(request.data) as { holder?: string }).holder === holder;
+    } catch {
+      return false;
+    }
+  };
