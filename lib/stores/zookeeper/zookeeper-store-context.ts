@@ -119,6 +119,15 @@ export class ZookeeperStoreContext {
     this.tasks.run(() => ticket.session.call('acquire', key, (client) => client.setData(ticket.path, value, 0)));
   }
 
+  /**
+   * The ticket holds: from here on it is a grant of `token`, and its node's czxid its fencing token. That
+   * token is greater than every earlier grant's of the key, in any shape: a node is admitted only once
+   * every node before it holds or is gone (queue/queue-order.ts), so a grant that comes after another one
+   * ended has the later node, and a writer or plain holder (held alone) has a later node than every grant
+   * before it. Within one parent the sequence order is the order of the creates, hence of their zxids, and
+   * a parent is created again only after every node of the one before went. Grants that hold together
+   * (readers, permits) differ, in queue order.
+   */
   grant(token: string, key: string, holder: string, leaseMs: number, ticket: ContenderTicket, startedAt: number): ZookeeperGrant {
     const grant: ZookeeperGrant = {
       key,
