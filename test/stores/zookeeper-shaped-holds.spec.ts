@@ -63,6 +63,19 @@ describe('ZooKeeper: read/write locks and semaphores, each hold its own node', (
     expect(await store.release(key, next, 0)).toBe(true);
   });
 
+  it('gives a permit back when its minimum hold ends though the write that started the hold got no answer', async () => {
+    const key = 'unanswered-hold';
+    const token = randomUUID();
+    expect(await impatient.acquireShared(key, { permits: 1 }, token, 10_000, 'held')).toMatchObject({ acquired: true });
+    const write = tap.holdReplyTo(writesFor('held', 'setData'));
+    await expect(impatient.release(key, token, 200)).rejects.toBeInstanceOf(LockStoreUnavailableError);
+    await write.landed;
+    write.deliver();
+    // The node is deleted once the hold is over (not when the session ends: the impatient store lives on).
+    await until(async () => (await holders(key)).length === 0, 'the held permit is given back');
+    expect(await store.acquireShared(key, { permits: 1 }, randomUUID(), 10_000, 'next')).toMatchObject({ acquired: true });
+  });
+
   it.each<[string, (key: string, token: string) => Promise<boolean>]>([
     ['a single attempt', async (key, token) => (await store.acquireShared(key, PERMITS, token, 10_000, 'last')).acquired],
     ['a waiter', async (key, token) => (await wait(store, key, token, 'last', PERMITS)).result.acquired],

@@ -88,10 +88,17 @@ export class ZookeeperLockStore implements LockStore {
     grants.forget(token, grant);
     const { session, path, fencingToken } = grant;
     if (keepMs > 0) {
-      // The node stays (a value change wakes nobody) and is deleted when the hold ends; it lasts at most
-      // as long as its session, which ends with this process (see docs/zookeeper.md).
-      const kept = await setIfCreatedAt(session, 'release', key, path, fencingToken, encodeContenderValue({ holder: grant.holder, leaseMs: keepMs }));
-      if (kept) this.afterHold(keepMs, () => this.context.leave(key, { session, path }));
+      // The node stays (a value change grants nobody) and is deleted when the hold ends; it lasts at most
+      // as long as its session, which ends with this process (see docs/zookeeper.md). A write without an
+      // answer leaves the node there all the same, written or not: it goes when the hold would have ended.
+      const endHold = (): void => this.afterHold(keepMs, () => this.context.leave(key, { session, path }));
+      const kept = await setIfCreatedAt(session, 'release', key, path, fencingToken, encodeContenderValue({ holder: grant.holder, leaseMs: keepMs })).catch(
+        (error: unknown) => {
+          endHold();
+          throw error;
+        },
+      );
+      if (kept) endHold();
       return kept;
     }
     try {
