@@ -63,6 +63,19 @@ describe('ZooKeeper: read/write locks and semaphores, each hold its own node', (
     expect(await store.release(key, next, 0)).toBe(true);
   });
 
+  it('tells release listeners when any reader goes, not only the first one', async () => {
+    const [first, second] = [randomUUID(), randomUUID()];
+    await store.acquireShared('readers', { mode: 'read' }, first, 10_000, 'first');
+    await store.acquireShared('readers', { mode: 'read' }, second, 10_000, 'second');
+    let told!: () => void;
+    const released = new Promise<void>((resolve) => (told = resolve));
+    const stop = await store.onRelease('readers', () => told());
+    expect(await store.release('readers', second, 0)).toBe(true);
+    await released;
+    stop();
+    expect(await store.release('readers', first, 0)).toBe(true);
+  });
+
   it('gives a permit back when its minimum hold ends though the write that started the hold got no answer', async () => {
     const key = 'unanswered-hold';
     const token = randomUUID();

@@ -8,8 +8,9 @@ import type { ZookeeperSession } from './zookeeper-session.js';
 /**
  * Release notifications for one key: a child watch on the lock's parent, re-armed at every event. A
  * release (a holder's node deleted: the one plain holder or writer, or any reader or permit holder)
- * calls the listener; a new waiter or a minimum hold (a value change) does not. A key nobody holds may have no parent node (the last release deleted it): the watch then
- * waits for its creation instead, and never creates it (a watched, unused key leaves no node behind).
+ * calls the listener; a new waiter or a minimum hold (a value change) does not. A key nobody holds may
+ * have no parent node (the last release deleted it): the watch then waits for its creation instead, and
+ * never creates it (a watched, unused key leaves no node behind).
  * Watches live on a session: when it ends, the listener is called once (a release may have been missed)
  * and the watch moves to a live session.
  */
