@@ -34,6 +34,7 @@ export interface ContenderShape {
   readonly permits: number;
 }
 
+/** How a plain (exclusive) lock queues. */
 export const PLAIN_CONTENDER: ContenderShape = { shape: 'plain', permits: 0 };
 
 /** How a grant of `shape` queues. */

@@ -13,10 +13,10 @@ import type {
 } from '../lock-store.interface.js';
 import { assertOwnershipToken } from '../ownership-token.js';
 import { setIfCreatedAt } from './nodes/checked-delete.node.js';
+import { removeContender } from './nodes/contender.node.js';
 import { readContender } from './nodes/contenders.query.js';
 import type { ZookeeperPackage } from './zookeeper.loader.js';
 import { contenderShape, encodeContenderValue, PLAIN_CONTENDER, type ContenderShape } from './zookeeper-key-layout.js';
-import { isNodeReply, ZK } from './zookeeper-reply.js';
 import { ZookeeperLockInspection } from './zookeeper-lock-inspection.js';
 import { acquireInZookeeperQueue } from './zookeeper-lock-queue.js';
 import { zookeeperQueueBackend } from './zookeeper-queue.backend.js';
@@ -102,13 +102,11 @@ export class ZookeeperLockStore implements LockStore {
       return kept;
     }
     try {
-      // One round trip: the node's name carries this grant's random nonce, so no other grant's node can
-      // ever be at this path (not even after a re-created parent restarted the sequence).
-      await session.call('release', key, (client) => client.remove(path, -1));
-      this.context.emptyParents.add(key);
-      return true;
+      // One round trip: the node's name carries this grant's random nonce (see removeContender).
+      const removed = await removeContender(session, 'release', key, path);
+      if (removed) this.context.emptyParents.add(key);
+      return removed;
     } catch (error) {
-      if (isNodeReply(error, ZK.NONODE)) return false;
       // Unknown: the node may still be there. Delete it in the background while its session could keep it.
       this.context.leave(key, { session, path });
       throw error;

@@ -1,4 +1,4 @@
-import { LockStoreUnavailableError } from '../../errors/lock-store-unavailable.error.js';
+import { watchContender } from './nodes/contenders.query.js';
 import { encodeContenderValue, type ContenderShape } from './zookeeper-key-layout.js';
 import type { ZookeeperQueueBackend } from './zookeeper-lock-queue.js';
 import type { ZookeeperStoreContext } from './zookeeper-store-context.js';
@@ -12,15 +12,9 @@ export function zookeeperQueueBackend(context: ZookeeperStoreContext, shape: Con
   return {
     join: (request) => context.join(request.key, request.leaseMs, request.holder, shape),
     position: (request, ticket) => context.position(request.key, ticket),
-    watch: async (request, ticket, path, onChange) => {
-      // A data watch: it fires at the node's deletion and at a write of its value (a mark, a renewal that
-      // changed its length, a minimum hold): each is a reason to look again, none a grant by itself.
-      const node = await ticket.session.call('acquire', request.key, (client) => client.getData(path, onChange)).catch((error: unknown) => {
-        if (error instanceof LockStoreUnavailableError) throw error;
-        return null;
-      });
-      return node !== null;
-    },
+    // A data watch fires at the node's deletion and at a write of its value (a mark, a renewal that changed
+    // its length, a minimum hold): each is a reason to look again, none a grant by itself.
+    watch: (request, ticket, path, onChange) => watchContender(ticket.session, request.key, path, onChange),
     mark: (request, ticket) => context.mark(request.key, ticket, encodeContenderValue({ holder: request.holder, leaseMs: request.leaseMs })),
     leave: (request, ticket) => context.leave(request.key, ticket),
     granted: (request, ticket, startedAt) => void context.grant(request.token, request.key, request.holder, request.leaseMs, ticket, startedAt),

@@ -1,11 +1,10 @@
 import { LockStoreUnavailableError } from '../../errors/lock-store-unavailable.error.js';
 import { BackgroundTasks } from '../../support/background-tasks.js';
-import { createContender } from './nodes/contender.node.js';
+import { createContender, markContender, removeContender } from './nodes/contender.node.js';
 import { EmptyParents } from './nodes/empty-parents.js';
 import { removeLockParentIfEmpty } from './nodes/lock-parent.node.js';
 import { contendersOf, statOf } from './nodes/contenders.query.js';
 import type { ZookeeperPackage } from './zookeeper.loader.js';
-import { isNodeReply, ZK } from './zookeeper-reply.js';
 import { ZookeeperGrants, type ZookeeperGrant } from './zookeeper-grants.js';
 import { contenderShapeOf, encodeContenderValue, newNonce, nonceOf, PLAIN_CONTENDER, queueEntriesOf, ZookeeperKeyLayout, type ContenderShape } from './zookeeper-key-layout.js';
 import type { ContenderPosition, ContenderTicket, JoinedContender } from './zookeeper-lock-queue.js';
@@ -85,11 +84,7 @@ export class ZookeeperStoreContext {
   leave(key: string, ticket: Pick<ContenderTicket, 'session' | 'path'>): void {
     const { session, path } = ticket;
     this.whileSessionLives(session, async () => {
-      try {
-        await session.call('release', key, (client) => client.remove(path, -1));
-      } catch (error) {
-        if (!isNodeReply(error, ZK.NONODE)) throw error;
-      }
+      await removeContender(session, 'release', key, path);
       this.emptyParents.add(key);
     });
   }
@@ -101,22 +96,19 @@ export class ZookeeperStoreContext {
    */
   async leaveNow(key: string, ticket: Pick<ContenderTicket, 'session' | 'path'>): Promise<void> {
     try {
-      await ticket.session.call('acquire', key, (client) => client.remove(ticket.path, -1));
+      await removeContender(ticket.session, 'acquire', key, ticket.path);
       this.emptyParents.add(key);
-    } catch (error) {
-      if (isNodeReply(error, ZK.NONODE)) this.emptyParents.add(key);
-      else this.leave(key, ticket);
+    } catch {
+      this.leave(key, ticket);
     }
   }
 
   /**
-   * A granted permit contender's mark, in the background: its node written once with the value it was
-   * created with, which fires the data watch of the permit contender right behind it (that one waited for
-   * this grant). Only at version 0: a node written before (a renewal of another length, a minimum hold)
-   * has fired that watch already. Lost, the waiter behind looks again on its own schedule.
+   * A granted permit contender's mark (`markContender`), in the background: the permit contender right
+   * behind it waited for this grant. Lost, that one looks again on its own schedule.
    */
   mark(key: string, ticket: Pick<ContenderTicket, 'session' | 'path'>, value: string): void {
-    this.tasks.run(() => ticket.session.call('acquire', key, (client) => client.setData(ticket.path, value, 0)));
+    this.tasks.run(() => markContender(ticket.session, key, ticket.path, value));
   }
 
   /**

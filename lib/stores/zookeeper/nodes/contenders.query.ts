@@ -33,3 +33,17 @@ export async function readContender(session: ZookeeperSession, operation: string
 export async function statOf(session: ZookeeperSession, operation: string, key: string, path: string): Promise<ZookeeperStat | null> {
   return session.call(operation, key, (client) => client.exists(path));
 }
+
+/**
+ * Sets a one-shot data watch on a contender's node: it fires at the node's deletion and at a write of its
+ * value. False when the node is gone already (no watch is left behind then).
+ */
+export async function watchContender(session: ZookeeperSession, key: string, path: string, onChange: () => void): Promise<boolean> {
+  try {
+    await session.call('acquire', key, (client) => client.getData(path, onChange));
+    return true;
+  } catch (error) {
+    if (isNodeReply(error, ZK.NONODE)) return false;
+    throw error;
+  }
+}
