@@ -6,15 +6,16 @@ import { loadZookeeper } from '../../lib/stores/zookeeper/zookeeper.loader';
 import { startZookeeperEnsemble, type ZookeeperEnsemble } from '../../scripts/servers/zookeeper-server';
 import { testPrefix } from '../support/test-prefix';
 import { expectChangedPermitsInOrder } from './shaped-queue.scenarios';
-import { ZookeeperTap, writesFor } from './zookeeper-tap';
+import { watches, ZookeeperTap, writesFor } from './zookeeper-tap';
 import { openObserver, queueOf, until, type ZookeeperObserver } from './zookeeper-test-support';
 
 const PERMITS: LockShape = { permits: 2 };
 
 /**
  * Read/write locks and semaphores on ZooKeeper, each hold its own node: single attempts whose answer is
- * lost or late, a permit's single attempt racing another grant, a changed N, and a holder's renewal
- * racing its own mark. Requests are stopped or their replies held on a real client (zookeeper-tap.ts).
+ * lost or late, a permit's single attempt racing another grant, a mark that lands before the watch meant
+ * for it, a changed N, and a holder's renewal racing its own mark. Requests are stopped or their replies
+ * held on a real client (zookeeper-tap.ts).
  */
 describe('ZooKeeper: read/write locks and semaphores, each hold its own node', () => {
   const prefix = testPrefix(__filename);
@@ -25,6 +26,8 @@ describe('ZooKeeper: read/write locks and semaphores, each hold its own node', (
   let impatient: ZookeeperLockStore;
   /** On the tapped client, with the usual timeout: a request stopped a while is still its caller's. */
   let patient: ZookeeperLockStore;
+  /** As patient, and its waiters look again on their own only minutes later: a prompt grant is a notification's. */
+  let unhurried: ZookeeperLockStore;
   const holders = (key: string): Promise<string[]> => queueOf(observer, prefix, key).then((queue) => queue.map((entry) => entry.holder));
   const wait = (on: ZookeeperLockStore, key: string, token: string, holder: string, shape: LockShape, signal?: AbortSignal): Promise<QueuedAcquireOutcome> =>
     on.acquireSharedQueued({ key, token, leaseMs: 10_000, holder, deadline: Date.now() + 60_000, signal }, shape);
@@ -37,12 +40,13 @@ describe('ZooKeeper: read/write locks and semaphores, each hold its own node', (
     store = await createZookeeperLockStore(ensemble.connect, { ...settings, commandTimeoutMs: 5_000 });
     impatient = new ZookeeperLockStore(tap.zookeeper, { ...settings, commandTimeoutMs: 300 });
     patient = new ZookeeperLockStore(tap.zookeeper, { ...settings, commandTimeoutMs: 5_000 });
+    unhurried = new ZookeeperLockStore(tap.zookeeper, { ...settings, commandTimeoutMs: 5_000, queueRechecks: { firstMs: 600_000, maxMs: 600_000 } });
     // Its session opens here, under the usual timeout's retries: 300 ms is for its requests, not for a
     // first connect on a loaded box.
     await until(() => impatient.checkLeaseLength(10_000).then(() => true, () => false), 'the impatient store has a session');
   });
   afterAll(async () => {
-    await Promise.all([store, impatient, patient].map((each) => each?.close()));
+    await Promise.all([store, impatient, patient, unhurried].map((each) => each?.close()));
     await observer?.close();
     await ensemble?.stop();
   });
@@ -128,6 +132,50 @@ describe('ZooKeeper: read/write locks and semaphores, each hold its own node', (
     expect((await store.list(key)).map((lock) => lock.holder)).toEqual(['raced', 'last']);
     expect(await patient.release(key, raced, 0)).toBe(true);
     expect(await store.release(key, last, 0)).toBe(true);
+  });
+
+  /** A permit contender that queues behind two holders, and once the first goes is granted and marks its node. */
+  type MarkedFirst = (key: string, token: string) => { queued: Promise<unknown>; granted: () => Promise<boolean>; on: ZookeeperLockStore };
+  it.each<[string, MarkedFirst]>([
+    [
+      'waiter',
+      (key, token) => {
+        const outcome = wait(store, key, token, 'marked', PERMITS);
+        return { queued: until(async () => (await holders(key)).length === 3, 'the waiter queued'), granted: async () => (await outcome).result.acquired, on: store };
+      },
+    ],
+    [
+      'single attempt',
+      (key, token) => {
+        // Its create lands; its read of the queue waits for the answer, so it looks only after a holder went.
+        const answer = tap.holdReplyTo(writesFor('marked'));
+        const attempt = patient.acquireShared(key, PERMITS, token, 10_000, 'marked');
+        return { queued: answer.landed, granted: async () => (answer.deliver(), (await attempt).acquired), on: patient };
+      },
+    ],
+  ])('lets a permit waiter in whose watch on the permit %s before it came after that one’s mark: the node was written, so it was granted', async (name, markedFirst) => {
+    const key = `mark-before-watch-${name.replace(/ /g, '-')}`;
+    const [first, second, marked, behind] = [randomUUID(), randomUUID(), randomUUID(), randomUUID()];
+    expect(await store.acquireShared(key, PERMITS, first, 10_000, 'first')).toMatchObject({ acquired: true });
+    expect(await store.acquireShared(key, PERMITS, second, 10_000, 'second')).toMatchObject({ acquired: true });
+    const before = markedFirst(key, marked);
+    await before.queued;
+    const markedPath = (await queueOf(observer, prefix, key))[2]!.path;
+    // The waiter behind it read the queue (the one before it waits) and is about to watch that node. It
+    // gives up before the first one's lease ends: that node's deletion would let it in, late.
+    const watch = tap.pauseBefore(watches(markedPath));
+    const late = unhurried.acquireSharedQueued({ key, token: behind, leaseMs: 10_000, holder: 'behind', deadline: Date.now() + 5_000 }, PERMITS);
+    await watch.reached;
+    // Meanwhile the one before it is granted and marks its node, and a permit is free for the one behind.
+    expect(await store.release(key, first, 0)).toBe(true);
+    expect(await before.granted()).toBe(true);
+    await until(async () => (await observer.client.exists(markedPath))?.version === 1, 'the mark landed');
+    expect(await store.release(key, second, 0)).toBe(true);
+    watch.send();
+    // Its watch is set after the mark and will not fire; its own next look is ten minutes away.
+    expect((await late).result).toMatchObject({ acquired: true });
+    expect(await before.on.release(key, marked, 0)).toBe(true);
+    expect(await unhurried.release(key, behind, 0)).toBe(true);
   });
 
   it('serves a changed N first come first served: a waiter of a lowered N waits for fewer holders than it, and a larger N behind it waits for it', () =>

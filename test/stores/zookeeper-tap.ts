@@ -2,12 +2,14 @@ import type { ZookeeperPackage } from '../../lib/stores/zookeeper/zookeeper.load
 
 /** A request as the tap sees it on its way from the client: which call, on which path, with which data and version. */
 export interface TappedRequest {
-  readonly call: 'create' | 'setData';
+  readonly call: 'create' | 'setData' | 'getData';
   readonly path: string;
-  /** The node's value (JSON the store wrote: `holder`, `leaseMs`). */
+  /** The node's value (JSON the store wrote: `holder`, `leaseMs`); '' for a read. */
   readonly data: string;
-  /** `setData`'s expected version; undefined for a create. */
+  /** `setData`'s expected version; undefined otherwise. */
   readonly version?: number;
+  /** Whether a `getData` sets a watch on the node. */
+  readonly watch?: boolean;
 }
 
 /** A request stopped before it leaves the client: none of it reaches ZooKeeper until `send()`. */
@@ -34,9 +36,9 @@ interface Stop {
 
 /**
  * Network-fault injection on the real `node-zookeeper-client` a store is built with (nothing about locks
- * is simulated): a chosen `create` or `setData` is stopped before it leaves the client, so a test can act
- * between two requests of one call, or its reply is held back while the request itself takes effect (an
- * answer lost or late on its way back). Each stop serves the first request it matches, once.
+ * is simulated): a chosen `create`, `setData` or `getData` is stopped before it leaves the client, so a
+ * test can act between two requests of one call, or its reply is held back while the request itself
+ * takes effect (an answer lost or late on its way back). Each stop serves the first request it matches, once.
  */
 export class ZookeeperTap {
   readonly zookeeper: ZookeeperPackage;
@@ -48,10 +50,13 @@ export class ZookeeperTap {
         const raw = real.createClient(connect, options);
         const create = raw.create.bind(raw);
         const setData = raw.setData.bind(raw);
+        const getData = raw.getData.bind(raw);
         raw.create = (path, data, mode, callback) =>
           this.pass({ call: 'create', path, data: data.toString() }, (reply) => create(path, data, mode, reply), callback);
         raw.setData = (path, data, version, callback) =>
           this.pass({ call: 'setData', path, data: data.toString(), version }, (reply) => setData(path, data, version, reply), callback);
+        raw.getData = (path, watcher, callback) =>
+          this.pass({ call: 'getData', path, data: '', watch: watcher !== undefined }, (reply) => getData(path, watcher, reply), callback);
         return raw;
       },
     };
@@ -104,3 +109,9 @@ export const writesFor =
       return false;
     }
   };
+
+/** A read of the node at `path` that sets a watch on it (a waiter's, on the node it waits for). */
+export const watches =
+  (path: string) =>
+  (request: TappedRequest): boolean =>
+    request.call === 'getData' && request.watch === true && request.path === path;

@@ -1,7 +1,8 @@
 import type { Wake } from '../../support/wake.js';
 import type { QueuedAcquireOutcome, QueuedAcquireRequest } from '../lock-store.interface.js';
 import { queueWait, type QueuedShape, type QueueShape, type QueueWait } from '../queue/queue-order.js';
-import { waitInStoreQueue, type QueueAttempts, type QueueLook, type QueuePlace } from '../queue/store-queue-wait.js';
+import { waitInStoreQueue, type QueueAttempts, type QueueLook, type QueuePlace, type QueueRechecks } from '../queue/store-queue-wait.js';
+import type { ZookeeperStat } from './zookeeper-client.interface.js';
 import type { ContenderShape } from './zookeeper-key-layout.js';
 import type { ZookeeperSession } from './zookeeper-session.js';
 
@@ -33,10 +34,10 @@ export interface ZookeeperQueueBackend {
   join(request: QueuedAcquireRequest): Promise<JoinedContender>;
   position(request: QueuedAcquireRequest, ticket: ContenderTicket): Promise<ContenderPosition>;
   /**
-   * Sets a one-shot watch on a contender before this one (fired by its deletion or a change of its value);
-   * false when it is already gone (no watch is left behind then).
+   * Sets a one-shot watch on a contender before this one (fired by its deletion or a later change of its
+   * value): the node's stat as the watch was set, or null when it is already gone (no watch is left then).
    */
-  watch(request: QueuedAcquireRequest, ticket: ContenderTicket, path: string, onChange: () => void): Promise<boolean>;
+  watch(request: QueuedAcquireRequest, ticket: ContenderTicket, path: string, onChange: () => void): Promise<ZookeeperStat | null>;
   /** Writes the ticket's node once, unchanged (in the background): the permit waiter right behind it wakes and looks. */
   mark(request: QueuedAcquireRequest, ticket: ContenderTicket): void;
   /** Gives the place up: deletes the node (in the background, retried while its session could keep it). */
@@ -57,8 +58,13 @@ export interface ZookeeperQueueBackend {
  * up by deleting its node; a crashed contender's node goes with its session. A contender whose node
  * vanished (its session expired meanwhile) joins again at the back, on a fresh session.
  */
-export function acquireInZookeeperQueue(request: QueuedAcquireRequest, shape: ContenderShape, backend: ZookeeperQueueBackend): Promise<QueuedAcquireOutcome> {
-  return waitInStoreQueue(request, new ZookeeperQueuePlace(request, shape, backend));
+export function acquireInZookeeperQueue(
+  request: QueuedAcquireRequest,
+  shape: ContenderShape,
+  backend: ZookeeperQueueBackend,
+  rechecks?: QueueRechecks,
+): Promise<QueuedAcquireOutcome> {
+  return waitInStoreQueue(request, new ZookeeperQueuePlace(request, shape, backend), rechecks);
 }
 
 class ZookeeperQueuePlace implements QueuePlace {
@@ -119,7 +125,9 @@ class ZookeeperQueuePlace implements QueuePlace {
 
   /**
    * Sets the watches `wait` needs that are not set yet: one on the node it waits for (its deletion, or for
-   * 'change' also its mark), or one on each holder before it. False when one of them is gone already.
+   * 'change' also its mark), or one on each holder before it. False when one of them is gone already, or
+   * when the waiting permit node of a 'change' was written before its watch was set: a waiting node is
+   * never written, so that was the mark of its grant, which the watch missed (look again at once).
    */
   private async watchFor(wait: Exclude<QueueWait<string>, { kind: 'granted' }>, wake: Wake, ticket: ContenderTicket): Promise<boolean> {
     const paths = wait.kind === 'any-deletion' ? wait.keys : [wait.key];
@@ -140,7 +148,7 @@ class ZookeeperQueuePlace implements QueuePlace {
       this.retarget(undefined);
       throw error;
     });
-    if (set.every(Boolean)) return true;
+    if (set.every((stat) => stat !== null && (wait.kind !== 'change' || stat.version === 0))) return true;
     this.retarget(undefined);
     return false;
   }

@@ -185,7 +185,12 @@ export class ZookeeperLockStore implements LockStore {
     }
     // Closing the store ends every wait at once (with a store error), so shutdown never waits for waitMs.
     const followed = request.signal ? followSignals(request.signal, this.closing.signal) : undefined;
-    const outcome = acquireInZookeeperQueue({ ...request, signal: followed?.signal ?? this.closing.signal }, shape, zookeeperQueueBackend(this.context, shape));
+    const outcome = acquireInZookeeperQueue(
+      { ...request, signal: followed?.signal ?? this.closing.signal },
+      shape,
+      zookeeperQueueBackend(this.context, shape),
+      this.context.settings.queueRechecks,
+    );
     const settled = outcome.catch(() => undefined).finally(() => followed?.stop());
     this.waiting.add(settled);
     void settled.finally(() => this.waiting.delete(settled));

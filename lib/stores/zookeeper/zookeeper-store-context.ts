@@ -1,5 +1,6 @@
 import { LockStoreUnavailableError } from '../../errors/lock-store-unavailable.error.js';
 import { BackgroundTasks } from '../../support/background-tasks.js';
+import type { QueueRechecks } from '../queue/store-queue-wait.js';
 import { createContender, markContender, removeContender } from './nodes/contender.node.js';
 import { EmptyParents } from './nodes/empty-parents.js';
 import { removeLockParentIfEmpty } from './nodes/lock-parent.node.js';
@@ -13,6 +14,12 @@ import type { ZookeeperSession } from './zookeeper-session.js';
 
 export interface ZookeeperStoreSettings extends ZookeeperSessionSettings {
   readonly keyPrefix: string;
+  /**
+   * When a waiter looks at the queue though no watch woke it (its safety net for a lost notification).
+   * Tests make it minutes long, so that only a notification can explain a prompt grant.
+   * @default QUEUE_RECHECKS (500 ms, doubling to 5 s)
+   */
+  readonly queueRechecks?: QueueRechecks;
 }
 
 /**

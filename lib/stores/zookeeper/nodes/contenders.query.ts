@@ -36,14 +36,15 @@ export async function statOf(session: ZookeeperSession, operation: string, key: 
 
 /**
  * Sets a one-shot data watch on a contender's node: it fires at the node's deletion and at a write of its
- * value. False when the node is gone already (no watch is left behind then).
+ * value after the watch was set. Resolves with the node's stat as the watch was set (a write that came
+ * before shows in its version, and fires nothing), or null when the node is gone already (no watch is
+ * left behind then).
  */
-export async function watchContender(session: ZookeeperSession, key: string, path: string, onChange: () => void): Promise<boolean> {
+export async function watchContender(session: ZookeeperSession, key: string, path: string, onChange: () => void): Promise<ZookeeperStat | null> {
   try {
-    await session.call('acquire', key, (client) => client.getData(path, onChange));
-    return true;
+    return (await session.call('acquire', key, (client) => client.getData(path, onChange))).stat;
   } catch (error) {
-    if (isNodeReply(error, ZK.NONODE)) return false;
+    if (isNodeReply(error, ZK.NONODE)) return null;
     throw error;
   }
 }
