@@ -45,7 +45,11 @@ export class ZookeeperLockStore implements LockStore {
   private readonly holds = new Set<NodeJS.Timeout>();
   private readonly watches = new Set<ZookeeperReleaseWatch>();
   private readonly closing = new AbortController();
-  private readonly waiting = new Set<Promise<unknown>>();
+  /**
+   * Every wait in progress, by the controller that close aborts: one signal per wait, never a listener
+   * per waiter on one signal of the store's (more than ten waiters would have Node warn of a leak).
+   */
+  private readonly waiting = new Map<AbortController, Promise<unknown>>();
 
   constructor(zookeeper: ZookeeperPackage, options: ZookeeperLockStoreOptions) {
     this.context = new ZookeeperStoreContext(zookeeper, options);
@@ -165,7 +169,8 @@ export class ZookeeperLockStore implements LockStore {
    */
   async close(): Promise<void> {
     this.closing.abort(new LockStoreUnavailableError('acquire', '*', { cause: new Error('the ZooKeeper store was closed') }));
-    await Promise.all([...this.waiting]);
+    for (const ends of this.waiting.keys()) ends.abort(this.closing.signal.reason);
+    await Promise.all([...this.waiting.values()]);
     for (const timer of this.holds) clearTimeout(timer);
     this.holds.clear();
     for (const watch of [...this.watches]) watch.stop();
@@ -184,16 +189,20 @@ export class ZookeeperLockStore implements LockStore {
       return Promise.reject(error);
     }
     // Closing the store ends every wait at once (with a store error), so shutdown never waits for waitMs.
-    const followed = request.signal ? followSignals(request.signal, this.closing.signal) : undefined;
+    const ends = new AbortController();
+    if (this.closing.signal.aborted) ends.abort(this.closing.signal.reason);
+    const followed = request.signal ? followSignals(request.signal, ends.signal) : undefined;
     const outcome = acquireInZookeeperQueue(
-      { ...request, signal: followed?.signal ?? this.closing.signal },
+      { ...request, signal: followed?.signal ?? ends.signal },
       shape,
       zookeeperQueueBackend(this.context, shape),
       this.context.settings.queueRechecks,
     );
-    const settled = outcome.catch(() => undefined).finally(() => followed?.stop());
-    this.waiting.add(settled);
-    void settled.finally(() => this.waiting.delete(settled));
+    const settled = outcome.catch(() => undefined).finally(() => {
+      followed?.stop();
+      this.waiting.delete(ends);
+    });
+    this.waiting.set(ends, settled);
     return outcome;
   }
 
