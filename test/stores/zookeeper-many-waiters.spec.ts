@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { createZookeeperLockStore } from '../../lib/stores/zookeeper/zookeeper-client.factory';
-import type { ZookeeperLockStore } from '../../lib/stores/zookeeper/zookeeper-lock.store';
+import { ZookeeperLockStore } from '../../lib/stores/zookeeper/zookeeper-lock.store';
+import { loadZookeeper } from '../../lib/stores/zookeeper/zookeeper.loader';
 import { startZookeeperEnsemble, type ZookeeperEnsemble } from '../../scripts/servers/zookeeper-server';
 import { recordWarnings } from '../support/process-warnings';
 import { testPrefix } from '../support/test-prefix';
+import { watches, ZookeeperTap } from './zookeeper-tap';
 import { openObserver, queueOf, until, type ZookeeperObserver } from './zookeeper-test-support';
 
 const WAITERS = 12;
@@ -17,15 +19,26 @@ describe('ZooKeeper: many waiters of one key in one process', () => {
   let ensemble: ZookeeperEnsemble;
   let observer: ZookeeperObserver;
   let store: ZookeeperLockStore;
+  let tap: ZookeeperTap;
+  /** On a client whose requests the tap counts. */
+  let tapped: ZookeeperLockStore;
   const queueLength = async (key: string): Promise<number> => (await queueOf(observer, prefix, key)).length;
+  /** The listeners the tapped store's waiters keep on its session's watches now (see DataWatchHub). */
+  const listeners = async (): Promise<number> => {
+    const context = tapped['context'];
+    return context.watchesOn(await context.sessions.sessionFor(10_000)).listeners;
+  };
 
   beforeAll(async () => {
     ensemble = await startZookeeperEnsemble();
     observer = await openObserver(ensemble);
-    store = await createZookeeperLockStore(ensemble.connect, { keyPrefix: prefix, commandTimeoutMs: 5_000, sessionTimeoutMs: 10_000 });
+    const settings = { keyPrefix: prefix, commandTimeoutMs: 5_000, sessionTimeoutMs: 10_000 };
+    store = await createZookeeperLockStore(ensemble.connect, settings);
+    tap = new ZookeeperTap(await loadZookeeper());
+    tapped = new ZookeeperLockStore(tap.zookeeper, { ...settings, connect: ensemble.connect });
   });
   afterAll(async () => {
-    await store?.close();
+    await Promise.all([store, tapped].map((each) => each?.close()));
     await observer?.close();
     await ensemble?.stop();
   });
@@ -46,6 +59,38 @@ describe('ZooKeeper: many waiters of one key in one process', () => {
     await until(async () => (await queueLength(key)) === WAITERS + 1, 'every waiter queued');
     expect(await store.release(key, holder, 0)).toBe(true);
     expect(await Promise.all(waits)).toEqual(Array.from({ length: WAITERS }, () => true));
+    expect(await warnings.stop()).toEqual([]);
+  });
+
+  it('has the waiters of one process on one node share one watch: one request sets it, and a waiter that ends stops listening', async () => {
+    const key = 'readers';
+    const writer = randomUUID();
+    expect(await tapped.acquireShared(key, { mode: 'write' }, writer, 10_000, 'writer')).toMatchObject({ acquired: true });
+    const path = (await queueOf(observer, prefix, key))[0]!.path;
+    const looks = tap.count((request) => request.call === 'getChildren' && request.path === path.slice(0, path.lastIndexOf('/')));
+    const watchesOfWriter = tap.count(watches(path));
+    const warnings = recordWarnings();
+    const gaveUp = Array.from({ length: WAITERS }, () => new AbortController());
+    const readers = gaveUp.map((controller, i) =>
+      tapped.acquireSharedQueued(
+        { key, token: randomUUID(), leaseMs: 10_000, holder: `reader-${i}`, deadline: Date.now() + 60_000, signal: controller.signal },
+        { mode: 'read' },
+      ),
+    );
+    // Every reader read the queue (its join) and, behind the writer, waits for the writer's node to go.
+    await until(async () => looks.answered >= WAITERS, 'every reader looked at the queue');
+    expect(watchesOfWriter.sent).toBe(1);
+    await until(async () => watchesOfWriter.answered === 1, 'the watch is set');
+    expect((await ensemble.members[0]!.watchesByPath()).get(path)).toHaveLength(1);
+    expect(tap.dataWatchersOf(path)).toBe(1);
+    expect(await listeners()).toBe(WAITERS);
+    for (const controller of gaveUp) controller.abort(new Error('gave up'));
+    for (const reader of readers) await expect(reader).rejects.toThrow('gave up');
+    // The writer holds on: nothing of the readers stays behind for as long as it does.
+    expect(await listeners()).toBe(0);
+    expect(tap.dataWatchersOf(path)).toBe(1);
+    expect(await tapped.release(key, writer, 0)).toBe(true);
+    await until(async () => tap.dataWatchersOf(path) === 0, 'the watch fired at the deletion');
     expect(await warnings.stop()).toEqual([]);
   });
 });

@@ -2,13 +2,13 @@ import type { ZookeeperPackage } from '../../lib/stores/zookeeper/zookeeper.load
 
 /** A request as the tap sees it on its way from the client: which call, on which path, with which data and version. */
 export interface TappedRequest {
-  readonly call: 'create' | 'setData' | 'getData';
+  readonly call: 'create' | 'setData' | 'getData' | 'getChildren';
   readonly path: string;
   /** The node's value (JSON the store wrote: `holder`, `leaseMs`); '' for a read. */
   readonly data: string;
   /** `setData`'s expected version; undefined otherwise. */
   readonly version?: number;
-  /** Whether a `getData` sets a watch on the node. */
+  /** Whether a read sets a watch on the node. */
   readonly watch?: boolean;
 }
 
@@ -27,6 +27,23 @@ export interface HeldReply {
   deliver(): void;
 }
 
+/** How many requests that match were sent, and how many of their answers reached their caller. */
+export interface RequestCount {
+  readonly sent: number;
+  readonly answered: number;
+}
+
+interface Counter {
+  readonly matches: (request: TappedRequest) => boolean;
+  sent: number;
+  answered: number;
+}
+
+/** What the tap reads of node-zookeeper-client's own bookkeeping (1.1.3's names): its emitter per watched path. */
+interface RawWatchers {
+  readonly connectionManager: { readonly watcherManager: { readonly dataWatchers: Record<string, { listenerCount(event: string): number }> } };
+}
+
 interface Stop {
   readonly matches: (request: TappedRequest) => boolean;
   readonly kind: 'before' | 'reply';
@@ -43,20 +60,26 @@ interface Stop {
 export class ZookeeperTap {
   readonly zookeeper: ZookeeperPackage;
   private readonly stops: Stop[] = [];
+  private readonly counters: Counter[] = [];
+  private readonly clients: RawWatchers[] = [];
 
   constructor(real: ZookeeperPackage) {
     this.zookeeper = {
       createClient: (connect, options) => {
         const raw = real.createClient(connect, options);
+        this.clients.push(raw as unknown as RawWatchers);
         const create = raw.create.bind(raw);
         const setData = raw.setData.bind(raw);
         const getData = raw.getData.bind(raw);
+        const getChildren = raw.getChildren.bind(raw);
         raw.create = (path, data, mode, callback) =>
           this.pass({ call: 'create', path, data: data.toString() }, (reply) => create(path, data, mode, reply), callback);
         raw.setData = (path, data, version, callback) =>
           this.pass({ call: 'setData', path, data: data.toString(), version }, (reply) => setData(path, data, version, reply), callback);
         raw.getData = (path, watcher, callback) =>
           this.pass({ call: 'getData', path, data: '', watch: watcher !== undefined }, (reply) => getData(path, watcher, reply), callback);
+        raw.getChildren = (path, watcher, callback) =>
+          this.pass({ call: 'getChildren', path, data: '', watch: watcher !== undefined }, (reply) => getChildren(path, watcher, reply), callback);
         return raw;
       },
     };
@@ -82,7 +105,28 @@ export class ZookeeperTap {
     return held;
   }
 
-  private pass<A extends unknown[]>(request: TappedRequest, send: (reply: (...answer: A) => void) => void, callback: (...answer: A) => void): void {
+  /** Counts the requests that `matches` from now on: sent, and answered (counted once the caller has its answer). */
+  count(matches: (request: TappedRequest) => boolean): RequestCount {
+    const counter: Counter = { matches, sent: 0, answered: 0 };
+    this.counters.push(counter);
+    return counter;
+  }
+
+  /**
+   * The listeners the clients of this tap keep for data watches on `path`: one for each `getData` that set
+   * a watch on it, kept (with all it references) until the node changes or goes.
+   */
+  dataWatchersOf(path: string): number {
+    return this.clients.reduce((sum, raw) => sum + (raw.connectionManager.watcherManager.dataWatchers[path]?.listenerCount('notification') ?? 0), 0);
+  }
+
+  private pass<A extends unknown[]>(request: TappedRequest, send: (reply: (...answer: A) => void) => void, caller: (...answer: A) => void): void {
+    const counters = this.counters.filter((counter) => counter.matches(request));
+    for (const counter of counters) counter.sent++;
+    const callback = (...answer: A): void => {
+      caller(...answer);
+      for (const counter of counters) counter.answered++;
+    };
     const at = this.stops.findIndex((stop) => stop.matches(request));
     if (at < 0) return send(callback);
     const [stop] = this.stops.splice(at, 1) as [Stop];

@@ -2,7 +2,7 @@ import type { Wake } from '../../support/wake.js';
 import type { QueuedAcquireOutcome, QueuedAcquireRequest } from '../lock-store.interface.js';
 import { queueWait, type QueuedShape, type QueueShape, type QueueWait } from '../queue/queue-order.js';
 import { waitInStoreQueue, type QueueAttempts, type QueueLook, type QueuePlace, type QueueRechecks } from '../queue/store-queue-wait.js';
-import type { ZookeeperStat } from './zookeeper-client.interface.js';
+import type { DataWatch } from './nodes/data-watch.hub.js';
 import type { ContenderShape } from './zookeeper-key-layout.js';
 import type { ZookeeperSession } from './zookeeper-session.js';
 
@@ -34,10 +34,11 @@ export interface ZookeeperQueueBackend {
   join(request: QueuedAcquireRequest): Promise<JoinedContender>;
   position(request: QueuedAcquireRequest, ticket: ContenderTicket): Promise<ContenderPosition>;
   /**
-   * Sets a one-shot watch on a contender before this one (fired by its deletion or a later change of its
-   * value): the node's stat as the watch was set, or null when it is already gone (no watch is left then).
+   * Listens once for the next change of a contender before this one (its deletion or a later write of its
+   * value), on the session's watch of that node: the node's stat as that watch was set, and the stop; null
+   * when the node is already gone (nothing is left listening then).
    */
-  watch(request: QueuedAcquireRequest, ticket: ContenderTicket, path: string, onChange: () => void): Promise<ZookeeperStat | null>;
+  watch(request: QueuedAcquireRequest, ticket: ContenderTicket, path: string, onChange: () => void): Promise<DataWatch | null>;
   /** Writes the ticket's node once, unchanged (in the background): the permit waiter right behind it wakes and looks. */
   mark(request: QueuedAcquireRequest, ticket: ContenderTicket): void;
   /** Gives the place up: deletes the node (in the background, retried while its session could keep it). */
@@ -71,9 +72,9 @@ class ZookeeperQueuePlace implements QueuePlace {
   private ticket?: ContenderTicket;
   /** What the watches are for: one node's path, or 'holders' (the first permit waiter behind N of them). */
   private target?: string;
-  /** The nodes of `target` whose one-shot watch is set and has not fired. */
-  private readonly armed = new Set<string>();
-  /** Bumped at every new target and at the end: a watch of an older generation is ignored. */
+  /** The nodes of `target` listened to (or being), whose change has not come yet, each with its stop. */
+  private readonly watching = new Map<string, Listening>();
+  /** Bumped at every new target and at the end: a watch set for an older one is stopped when it arrives. */
   private generation = 0;
 
   constructor(
@@ -133,30 +134,41 @@ class ZookeeperQueuePlace implements QueuePlace {
     const paths = wait.kind === 'any-deletion' ? wait.keys : [wait.key];
     this.retarget(wait.kind === 'any-deletion' ? 'holders' : wait.key);
     const mine = this.generation;
-    const unset = paths.filter((path) => !this.armed.has(path));
-    for (const path of unset) this.armed.add(path);
+    const unset = paths.filter((path) => !this.watching.has(path));
     const set = await Promise.all(
-      unset.map((path) =>
-        this.backend.watch(this.request, ticket, path, () => {
-          if (mine !== this.generation) return;
-          this.armed.delete(path);
+      unset.map(async (path) => {
+        const listening: Listening = { stop: () => undefined };
+        this.watching.set(path, listening);
+        const watch = await this.backend.watch(this.request, ticket, path, () => {
+          if (this.watching.get(path) !== listening) return;
+          this.watching.delete(path);
           wake.fire();
-        }),
-      ),
+        });
+        if (watch) listening.stop = watch.stop;
+        if (mine !== this.generation) watch?.stop();
+        return watch;
+      }),
     ).catch((error: unknown) => {
       // Which watches were set is unknown: the next look sets them all again.
       this.retarget(undefined);
       throw error;
     });
-    if (set.every((stat) => stat !== null && (wait.kind !== 'change' || stat.version === 0))) return true;
+    if (set.every((watch) => watch !== null && (wait.kind !== 'change' || watch.stat.version === 0))) return true;
     this.retarget(undefined);
     return false;
   }
 
+  /** Stops listening to what the watches were for; a new target (or none) starts afresh. */
   private retarget(target: string | undefined): void {
     if (target !== undefined && target === this.target) return;
     this.generation++;
     this.target = target;
-    this.armed.clear();
+    for (const listening of this.watching.values()) listening.stop();
+    this.watching.clear();
   }
+}
+
+/** A node this waiter listens to; `stop` once the watch is set. */
+interface Listening {
+  stop: () => void;
 }

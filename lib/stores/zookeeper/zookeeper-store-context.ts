@@ -2,6 +2,7 @@ import { LockStoreUnavailableError } from '../../errors/lock-store-unavailable.e
 import { BackgroundTasks } from '../../support/background-tasks.js';
 import type { QueueRechecks } from '../queue/store-queue-wait.js';
 import { createContender, markContender, removeContender } from './nodes/contender.node.js';
+import { DataWatchHub } from './nodes/data-watch.hub.js';
 import { EmptyParents } from './nodes/empty-parents.js';
 import { removeLockParentIfEmpty } from './nodes/lock-parent.node.js';
 import { contendersOf, statOf } from './nodes/contenders.query.js';
@@ -34,6 +35,8 @@ export class ZookeeperStoreContext {
   readonly tasks = new BackgroundTasks();
   /** Parents a release or give-up may have left empty; deleted a moment later (see `EmptyParents`). */
   readonly emptyParents = new EmptyParents((key) => this.tasks.run(async () => removeLockParentIfEmpty(await this.reader(), key, this.layout.lockPath(key))));
+  /** Each session's data watches, shared by the waiters on it; they go with the session. */
+  private readonly dataWatches = new WeakMap<ZookeeperSession, DataWatchHub>();
 
   constructor(
     zookeeper: ZookeeperPackage,
@@ -139,6 +142,13 @@ export class ZookeeperStoreContext {
     };
     this.grants.remember(token, grant);
     return grant;
+  }
+
+  /** The data watches of `session`, shared by every waiter on it (see `DataWatchHub`). */
+  watchesOn(session: ZookeeperSession): DataWatchHub {
+    let hub = this.dataWatches.get(session);
+    if (!hub) this.dataWatches.set(session, (hub = new DataWatchHub(session)));
+    return hub;
   }
 
   /** The session for reads no lease depends on. */
