@@ -6,7 +6,7 @@ import { loadZookeeper } from '../../lib/stores/zookeeper/zookeeper.loader';
 import { startZookeeperEnsemble, type ZookeeperEnsemble } from '../../scripts/servers/zookeeper-server';
 import { testPrefix } from '../support/test-prefix';
 import { expectChangedPermitsInOrder } from './shaped-queue.scenarios';
-import { watches, ZookeeperTap, writesFor } from './zookeeper-tap';
+import { deletes, watches, ZookeeperTap, writesFor } from './zookeeper-tap';
 import { openObserver, queueOf, until, type ZookeeperObserver } from './zookeeper-test-support';
 
 const PERMITS: LockShape = { permits: 2 };
@@ -84,11 +84,20 @@ describe('ZooKeeper: read/write locks and semaphores, each hold its own node', (
     const key = 'unanswered-hold';
     const token = randomUUID();
     expect(await impatient.acquireShared(key, { permits: 1 }, token, 10_000, 'held')).toMatchObject({ acquired: true });
+    const { path } = (await queueOf(observer, prefix, key))[0]!;
     const write = tap.holdReplyTo(writesFor('held', 'setData'));
+    const deleted = tap.count(deletes(path));
+    // The node's delete, when it comes, waits here until the test has looked.
+    const remove = tap.pauseBefore(deletes(path));
     await expect(impatient.release(key, token, 200)).rejects.toBeInstanceOf(LockStoreUnavailableError);
+    // The hold goes on: the failed release did not delete the node, which is still queued.
+    expect(deleted.sent).toBe(0);
+    expect(await holders(key)).toEqual(['held']);
     await write.landed;
     write.deliver();
     // The node is deleted once the hold is over (not when the session ends: the impatient store lives on).
+    await remove.reached;
+    remove.send();
     await until(async () => (await holders(key)).length === 0, 'the held permit is given back');
     expect(await store.acquireShared(key, { permits: 1 }, randomUUID(), 10_000, 'next')).toMatchObject({ acquired: true });
   });

@@ -2,11 +2,11 @@ import type { ZookeeperPackage } from '../../lib/stores/zookeeper/zookeeper.load
 
 /** A request as the tap sees it on its way from the client: which call, on which path, with which data and version. */
 export interface TappedRequest {
-  readonly call: 'create' | 'setData' | 'getData' | 'getChildren';
+  readonly call: 'create' | 'setData' | 'getData' | 'getChildren' | 'remove';
   readonly path: string;
-  /** The node's value (JSON the store wrote: `holder`, `leaseMs`); '' for a read. */
+  /** The node's value (JSON the store wrote: `holder`, `leaseMs`); '' for a read or a delete. */
   readonly data: string;
-  /** `setData`'s expected version; undefined otherwise. */
+  /** The expected version of a `setData` or `remove` (-1: any); undefined otherwise. */
   readonly version?: number;
   /** Whether a read sets a watch on the node. */
   readonly watch?: boolean;
@@ -53,9 +53,10 @@ interface Stop {
 
 /**
  * Network-fault injection on the real `node-zookeeper-client` a store is built with (nothing about locks
- * is simulated): a chosen `create`, `setData` or `getData` is stopped before it leaves the client, so a
- * test can act between two requests of one call, or its reply is held back while the request itself
- * takes effect (an answer lost or late on its way back). Each stop serves the first request it matches, once.
+ * is simulated): a chosen request (a create, a write, a read, a delete) is stopped before it leaves the
+ * client, so a test can act between two requests of one call, or its reply is held back while the request
+ * itself takes effect (an answer lost or late on its way back). Each stop serves the first request it
+ * matches, once. Requests can be counted, and the client's own listeners per watched path read.
  */
 export class ZookeeperTap {
   readonly zookeeper: ZookeeperPackage;
@@ -72,6 +73,7 @@ export class ZookeeperTap {
         const setData = raw.setData.bind(raw);
         const getData = raw.getData.bind(raw);
         const getChildren = raw.getChildren.bind(raw);
+        const remove = raw.remove.bind(raw);
         raw.create = (path, data, mode, callback) =>
           this.pass({ call: 'create', path, data: data.toString() }, (reply) => create(path, data, mode, reply), callback);
         raw.setData = (path, data, version, callback) =>
@@ -80,6 +82,7 @@ export class ZookeeperTap {
           this.pass({ call: 'getData', path, data: '', watch: watcher !== undefined }, (reply) => getData(path, watcher, reply), callback);
         raw.getChildren = (path, watcher, callback) =>
           this.pass({ call: 'getChildren', path, data: '', watch: watcher !== undefined }, (reply) => getChildren(path, watcher, reply), callback);
+        raw.remove = (path, version, callback) => this.pass({ call: 'remove', path, data: '', version }, (reply) => remove(path, version, reply), callback);
         return raw;
       },
     };
@@ -159,3 +162,9 @@ export const watches =
   (path: string) =>
   (request: TappedRequest): boolean =>
     request.call === 'getData' && request.watch === true && request.path === path;
+
+/** A delete of the node at `path`. */
+export const deletes =
+  (path: string) =>
+  (request: TappedRequest): boolean =>
+    request.call === 'remove' && request.path === path;
