@@ -8,11 +8,12 @@ import type { ZookeeperStoreContext } from './zookeeper-store-context.js';
 
 /**
  * Single attempts (`acquire`, `acquireShared`), for every shape the same way: the contender creates its
- * node at the back of the lock's queue and reads its place in one pipelined round trip; it holds when the
- * queue's rule admits it there (queue/queue-order.ts), and otherwise deletes its node before it answers.
- * Created at the back, an attempt never overtakes a waiter. ZooKeeper cannot create a node on a condition
- * about its siblings (a multi's check compares one node's data version, never its children), so the node
- * exists for one round trip: meanwhile a waiter behind it watches it (its deletion wakes that one) and a
+ * node at the back of the lock's queue, then reads its place (its czxid and the queue in one pipelined
+ * read: two round trips with the create); it holds when the queue's rule admits it there
+ * (queue/queue-order.ts), and otherwise deletes its node before it answers. Created at the back, an
+ * attempt never overtakes a waiter. ZooKeeper cannot create a node on a condition about its siblings (a
+ * multi's check compares one node's data version, never its children), so the node exists from the create
+ * to the answer: meanwhile a waiter behind it watches it (its deletion wakes that one) and a
  * concurrent single attempt behind it that it keeps out may be turned away (Curator's `acquire(0, …)`
  * does the same). Deleted before the answer, it is gone when the caller, or anyone it tells, asks again.
  * Each grant is its own node; its czxid is the fencing token, from the zxid every grant of the key takes.
