@@ -1,7 +1,7 @@
 import { globToRegExp } from '../key-glob.js';
 import type { ForceReleaseResult, HeldLock } from '../lock-store.interface.js';
 import { holdingCount } from '../queue/queue-order.js';
-import { deleteIfCreatedAt } from './nodes/checked-delete.node.js';
+import { deleteIfCreatedAt } from './nodes/checked-write.node.js';
 import { contendersOf, readContender } from './nodes/contenders.query.js';
 import { queueEntriesOf, ZOOKEEPER_ROOT } from './zookeeper-key-layout.js';
 import { isNodeReply, ZK } from './zookeeper-reply.js';

@@ -12,7 +12,7 @@ import type {
   RenewRequest,
 } from '../lock-store.interface.js';
 import { assertOwnershipToken } from '../ownership-token.js';
-import { setIfCreatedAt } from './nodes/checked-delete.node.js';
+import { setIfCreatedAt } from './nodes/checked-write.node.js';
 import { removeContender } from './nodes/contender.node.js';
 import { readContender } from './nodes/contenders.query.js';
 import type { ZookeeperPackage } from './zookeeper.loader.js';
