@@ -5,7 +5,7 @@ import { RedisKeyLayout } from '../../lib/stores/redis/redis-key-layout';
 import { exitOf, forkWorker } from '../support/child-process';
 import { createLockApp, type LockApp } from '../support/lock-app';
 import { redisUrl, testPrefix } from '../support/test-prefix';
-import { until } from '../support/until';
+import { spinUntil } from '../support/until';
 
 const WAITERS = 4;
 
@@ -38,7 +38,7 @@ describe('fair: true — one queue in Redis for every instance', () => {
       for (let i = 1; i <= WAITERS; i++) {
         waiting.push(apps[i]!.locks.acquire('fifo', { waitMs: 60_000 }).then((lease) => (order.push(i), lease)));
         // Queue order is arrival order in Redis: let each waiter's entry land before the next one starts.
-        await until(async () => (await redis.llen(queueKey)) === i);
+        await spinUntil(async () => (await redis.llen(queueKey)) === i);
       }
       for (let next = 1; next <= WAITERS; next++) {
         const before = announced.length;
@@ -47,7 +47,7 @@ describe('fair: true — one queue in Redis for every instance', () => {
         expect(order).toEqual(Array.from({ length: next }, (_, i) => i + 1));
         expect(lease.fencingToken).toBeGreaterThan(holder.fencingToken);
         // One grant announced per release, to the next waiter's instance only.
-        await until(async () => announced.length > before);
+        await spinUntil(async () => announced.length > before);
         expect(announced.slice(before)).toEqual([expect.stringMatching(new RegExp(`^.* g\\|\\w+\\|${lease.fencingToken}\\|[0-9a-f]{40}$`))]);
         holder = lease;
       }

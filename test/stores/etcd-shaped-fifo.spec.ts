@@ -3,7 +3,7 @@ import type { AcquireOptions, Lease } from '../../lib/index';
 import { startEtcdCluster, type EtcdCluster } from '../../scripts/servers/etcd-server';
 import { createLockApp, type LockApp } from '../support/lock-app';
 import { testPrefix } from '../support/test-prefix';
-import { openObserver, queueOf, until } from './etcd-test-support';
+import { openObserver, queueOf, pollUntil } from './etcd-test-support';
 import { expectOneOrderForEveryShape, expectReadersAroundWriters, queueWaiter } from './shaped-queue.scenarios';
 
 const APPS = 6;
@@ -44,11 +44,11 @@ describe('etcd store: read/write locks and semaphores queue in etcd', () => {
       // One watch per waiter: readers on the last writer before them, the writer on the last key before it.
       watching: async (stage) => {
         const watchers = stage === 'queued' ? 5 : 2;
-        await until(async () => (await cluster.metric(cluster.members[0]!, WATCHERS)) === watchers, `the waiters watch (${stage})`);
+        await pollUntil(async () => (await cluster.metric(cluster.members[0]!, WATCHERS)) === watchers, `the waiters watch (${stage})`);
       },
       since: async () => {
         const before = await eventsSent();
-        return { notified: (count, what) => until(async () => (await eventsSent()) - before === count, what) };
+        return { notified: (count, what) => pollUntil(async () => (await eventsSent()) - before === count, what) };
       },
     }));
 
@@ -60,7 +60,7 @@ describe('etcd store: read/write locks and semaphores queue in etcd', () => {
       ...(await queued('partner', 3, { permits: 2 }, granted)),
       ...(await queued('partner', 4, { permits: 2 }, granted)),
     ];
-    await until(async () => (await cluster.metric(cluster.members[0]!, WATCHERS)) === 3, 'every waiter watches');
+    await pollUntil(async () => (await cluster.metric(cluster.members[0]!, WATCHERS)) === 3, 'every waiter watches');
     const leases = [...held];
     for (let next = 0; next < waiting.length; next++) {
       const sent = await eventsSent();
@@ -69,7 +69,7 @@ describe('etcd store: read/write locks and semaphores queue in etcd', () => {
       leases.push(lease);
       expect(granted).toEqual([2, 3, 4].slice(0, next + 1));
       // The deletion to the first waiter; its mark to the waiter right behind it, if any.
-      await until(async () => (await eventsSent()) - sent === (next < waiting.length - 1 ? 2 : 1), 'the wake-ups of one release');
+      await pollUntil(async () => (await eventsSent()) - sent === (next < waiting.length - 1 ? 2 : 1), 'the wake-ups of one release');
       expect(lease.fencingToken).toBeGreaterThan(Math.max(...leases.slice(0, -1).map((l) => l.fencingToken)));
     }
     expect((await apps[5]!.store.list('partner')).map((lock) => lock.holder)).toEqual(['app-3', 'app-4']);

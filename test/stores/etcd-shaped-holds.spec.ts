@@ -6,7 +6,7 @@ import type { EtcdLockStore } from '../../lib/stores/etcd/etcd-lock.store';
 import { startEtcdCluster, type EtcdCluster } from '../../scripts/servers/etcd-server';
 import { runShapedMethods } from '../support/shaped-methods-app';
 import { testPrefix } from '../support/test-prefix';
-import { EtcdTap, isAcquire, openObserver, queueOf, until } from './etcd-test-support';
+import { EtcdTap, isAcquire, openObserver, queueOf, pollUntil } from './etcd-test-support';
 import { expectChangedPermitsInOrder } from './shaped-queue.scenarios';
 
 type TxnRequest = Parameters<Etcd3['kv']['txn']>[0];
@@ -62,7 +62,7 @@ describe('etcd: read/write locks and semaphores, each hold its own key', () => {
     await expect(impatient.acquireShared(key, shape, randomUUID(), 120_000, 'late')).rejects.toBeInstanceOf(LockStoreUnavailableError);
     await late.landed;
     late.deliver();
-    await until(async () => (await holders(key)).length === 0, 'the late key is gone');
+    await pollUntil(async () => (await holders(key)).length === 0, 'the late key is gone');
     expect(await store.acquireShared(key, { mode: 'write' }, randomUUID(), 10_000, 'next')).toMatchObject({ acquired: true });
   });
 
@@ -123,11 +123,11 @@ describe('etcd: read/write locks and semaphores, each hold its own key', () => {
     const writer = wait(store, 'writer', { mode: 'write' });
     let measured: Promise<unknown> | undefined;
     try {
-      await until(async () => (await holders(key)).length === 21, 'the writer queued');
+      await pollUntil(async () => (await holders(key)).length === 21, 'the writer queued');
       const reads = tap.recordTxnReads();
       measured = wait(patient, name, shape);
       // Its look when its watch is confirmed, and two periodic ones (every third of its lease).
-      await until(async () => reads.txns.filter((read) => !read.puts).length >= 3, 'three looks', 10_000);
+      await pollUntil(async () => reads.txns.filter((read) => !read.puts).length >= 3, 'three looks', 10_000);
       reads.stop();
       const looks = reads.txns.filter((read) => !read.puts);
       expect(looks.every((look) => look.keys <= ranges && look.values === 0)).toBe(true);
@@ -145,19 +145,19 @@ describe('etcd: read/write locks and semaphores, each hold its own key', () => {
     await store.acquireShared(key, { permits: 2 }, b, 10_000, 'b');
     const gaveUp = new AbortController();
     const writer = store.acquireSharedQueued({ key, token: randomUUID(), leaseMs: 10_000, holder: 'writer', deadline: Date.now() + 60_000, signal: gaveUp.signal }, { mode: 'write' });
-    await until(async () => (await holders(key)).length === 3, 'the writer queued');
+    await pollUntil(async () => (await holders(key)).length === 3, 'the writer queued');
     const token = randomUUID();
     let granted = false;
     const waiter = patient.acquireSharedQueued({ key, token, leaseMs: 10_000, holder: 'c', deadline: Date.now() + 60_000 }, { permits: 2 }).then((outcome) => {
       granted = true;
       return outcome;
     });
-    await until(async () => (await holders(key)).length === 4, 'the permit waiter queued');
+    await pollUntil(async () => (await holders(key)).length === 4, 'the permit waiter queued');
     const reads = tap.recordTxnReads();
     gaveUp.abort(new Error('the writer gave up'));
     await expect(writer).rejects.toThrow('the writer gave up');
     // Woken by the writer's deletion, it looks again (and twice, so the first look's answer was acted on).
-    await until(async () => granted || reads.txns.filter((read) => !read.puts).length >= 2, 'two looks after the writer went', 20_000);
+    await pollUntil(async () => granted || reads.txns.filter((read) => !read.puts).length >= 2, 'two looks after the writer went', 20_000);
     reads.stop();
     expect(granted).toBe(false);
     expect(await store.release(key, a, 0)).toBe(true);

@@ -17,8 +17,8 @@ export async function queueOf(observer: Etcd3, keyPrefix: string, key: string): 
   }));
 }
 
-/** Polls a condition the server exposes (queue length, a count), not a guessed sleep. */
-export { untilSeen as until } from '../support/until';
+/** Polls a condition the server exposes (queue length, a count), bounded and named: see pollUntil. */
+export { pollUntil } from '../support/until';
 
 type TxnRequest = Parameters<Etcd3['kv']['txn']>[0];
 type RangeRequest = Parameters<Etcd3['kv']['range']>[0];

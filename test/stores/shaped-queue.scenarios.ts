@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { AcquireOptions, Lease, LockShape, LockStore, QueuedAcquireOutcome } from '../../lib/index';
 import type { LockApp } from '../support/lock-app';
-import { untilSeen as until } from '../support/until';
+import { pollUntil } from '../support/until';
 
 /**
  * Scenarios of a store that queues every shape of a lock in one queue of its own (etcd, ZooKeeper), run
@@ -23,7 +23,7 @@ export async function queueWaiter(view: QueueView, apps: readonly LockApp[], key
     granted.push(i);
     return lease;
   });
-  await until(async () => (await view.holders(key)).length === before + 1, `app-${i} queued`);
+  await pollUntil(async () => (await view.holders(key)).length === before + 1, `app-${i} queued`);
   return [waiting];
 }
 
@@ -93,7 +93,7 @@ export async function expectOneOrderForEveryShape(view: QueueView, apps: readonl
   const [reader] = await queueWaiter(view, apps, 'mixed', 1, { mode: 'read' }, granted);
   const gaveUp = new AbortController();
   const writer = apps[2]!.locks.acquire('mixed', { mode: 'write', waitMs: 60_000, signal: gaveUp.signal });
-  await until(async () => (await view.holders('mixed')).length === 3, 'the writer queued');
+  await pollUntil(async () => (await view.holders('mixed')).length === 3, 'the writer queued');
   const [lateReader] = await queueWaiter(view, apps, 'mixed', 3, { mode: 'read' }, granted);
   const [secondPlain] = await queueWaiter(view, apps, 'mixed', 4, {}, granted);
   // A single attempt of any shape never gets ahead of the queue, and leaves nothing in it.
@@ -131,9 +131,9 @@ export async function expectChangedPermitsInOrder(view: QueueView, store: LockSt
       .acquireSharedQueued!({ key: 'lowered', token, leaseMs: 10_000, holder, deadline: Date.now() + 60_000 }, shape)
       .then((outcome) => (order.push(holder), outcome));
   const x = wait('x', tokenX, { permits: 1 });
-  await until(async () => (await view.holders('lowered')).length === 3, 'x queued');
+  await pollUntil(async () => (await view.holders('lowered')).length === 3, 'x queued');
   const y = wait('y', tokenY, { permits: 3 });
-  await until(async () => (await view.holders('lowered')).length === 4, 'y queued');
+  await pollUntil(async () => (await view.holders('lowered')).length === 4, 'y queued');
   // Two hold, fewer than y's N, but x came first and needs fewer than one.
   expect(await store.acquireShared!('lowered', { permits: 3 }, randomUUID(), 10_000, 'once')).toMatchObject({ acquired: false });
   expect(await store.release('lowered', a, 0)).toBe(true);

@@ -6,7 +6,7 @@ import { startZookeeperEnsemble, type ZookeeperEnsemble } from '../../scripts/se
 import { recordWarnings } from '../support/process-warnings';
 import { testPrefix } from '../support/test-prefix';
 import { watches, ZookeeperTap } from './zookeeper-tap';
-import { openObserver, queueOf, until, type ZookeeperObserver } from './zookeeper-test-support';
+import { openObserver, queueOf, pollUntil, type ZookeeperObserver } from './zookeeper-test-support';
 
 const WAITERS = 12;
 
@@ -56,7 +56,7 @@ describe('ZooKeeper: many waiters of one key in one process', () => {
         .acquireQueued({ key, token, leaseMs: 10_000, holder: `waiter-${i}`, deadline: Date.now() + 60_000, signal })
         .then(({ result }) => result.acquired && store.release(key, token, 0));
     });
-    await until(async () => (await queueLength(key)) === WAITERS + 1, 'every waiter queued');
+    await pollUntil(async () => (await queueLength(key)) === WAITERS + 1, 'every waiter queued');
     expect(await store.release(key, holder, 0)).toBe(true);
     expect(await Promise.all(waits)).toEqual(Array.from({ length: WAITERS }, () => true));
     expect(await warnings.stop()).toEqual([]);
@@ -78,9 +78,9 @@ describe('ZooKeeper: many waiters of one key in one process', () => {
       ),
     );
     // Every reader read the queue (its join) and, behind the writer, waits for the writer's node to go.
-    await until(async () => looks.answered >= WAITERS, 'every reader looked at the queue');
+    await pollUntil(async () => looks.answered >= WAITERS, 'every reader looked at the queue');
     expect(watchesOfWriter.sent).toBe(1);
-    await until(async () => watchesOfWriter.answered === 1, 'the watch is set');
+    await pollUntil(async () => watchesOfWriter.answered === 1, 'the watch is set');
     expect((await ensemble.members[0]!.watchesByPath()).get(path)).toHaveLength(1);
     expect(tap.dataWatchersOf(path)).toBe(1);
     expect(await listeners()).toBe(WAITERS);
@@ -90,7 +90,7 @@ describe('ZooKeeper: many waiters of one key in one process', () => {
     expect(await listeners()).toBe(0);
     expect(tap.dataWatchersOf(path)).toBe(1);
     expect(await tapped.release(key, writer, 0)).toBe(true);
-    await until(async () => tap.dataWatchersOf(path) === 0, 'the watch fired at the deletion');
+    await pollUntil(async () => tap.dataWatchersOf(path) === 0, 'the watch fired at the deletion');
     expect(await warnings.stop()).toEqual([]);
   });
 });

@@ -3,7 +3,7 @@ import { startZookeeperEnsemble, type ZookeeperEnsemble, type ZookeeperMember } 
 import { createLockApp, type LockApp } from '../support/lock-app';
 import { testPrefix } from '../support/test-prefix';
 import { expectOneOrderForEveryShape, expectReadersAroundWriters, queueWaiter } from './shaped-queue.scenarios';
-import { openObserver, queueOf, sessionOf, until, watchesBySession, type ZookeeperObserver } from './zookeeper-test-support';
+import { openObserver, queueOf, sessionOf, pollUntil, watchesBySession, type ZookeeperObserver } from './zookeeper-test-support';
 
 const APPS = 6;
 
@@ -59,7 +59,7 @@ describe('ZooKeeper store: read/write locks and semaphores queue under the lockâ
   /** Until each waiting application's session watches exactly the nodes of the applications listed, nothing else of the lock. */
   const untilWatching = async (nodes: Awaited<ReturnType<typeof nodesOf>>, expected: Array<[number, number[]]>): Promise<void> => {
     const same = (a: readonly string[], b: readonly string[]): boolean => a.length === b.length && a.every((item, i) => item === b[i]);
-    await until(async () => {
+    await pollUntil(async () => {
       const watched = await watchesBySession(member, nodes.lockPath);
       return expected.every(([waiter, targets]) => same(watched.get(nodes.session[waiter]!) ?? [], targets.map((t) => nodes.path[t]!).sort()));
     }, `the waiters watch ${JSON.stringify(expected)}`);
@@ -78,7 +78,7 @@ describe('ZooKeeper store: read/write locks and semaphores queue under the lockâ
       },
       since: async () => {
         const before = await sent();
-        return { notified: (count, what) => until(async () => (await sent()) - before === count, what) };
+        return { notified: (count, what) => pollUntil(async () => (await sent()) - before === count, what) };
       },
     });
   });
@@ -108,7 +108,7 @@ describe('ZooKeeper store: read/write locks and semaphores queue under the lockâ
       leases.push(lease);
       expect(granted).toEqual([2, 3, 4].slice(0, next + 1));
       // Those, and the granted waiter's mark to the waiter right behind it, if any.
-      await until(async () => (await sent()) - before === notified + (next < waiting.length - 1 ? 1 : 0), 'the notifications of one release');
+      await pollUntil(async () => (await sent()) - before === notified + (next < waiting.length - 1 ? 1 : 0), 'the notifications of one release');
       expect(lease.fencingToken).toBeGreaterThan(Math.max(...leases.slice(0, -1).map((l) => l.fencingToken)));
     }
     expect((await apps[5]!.store.list('partner')).map((lock) => [lock.holder, lock.shape])).toEqual([

@@ -7,7 +7,7 @@ import { startZookeeperEnsemble, type ZookeeperEnsemble } from '../../scripts/se
 import { testPrefix } from '../support/test-prefix';
 import { expectChangedPermitsInOrder } from './shaped-queue.scenarios';
 import { deletes, watches, ZookeeperTap, writesFor } from './zookeeper-tap';
-import { openObserver, queueOf, until, type ZookeeperObserver } from './zookeeper-test-support';
+import { openObserver, queueOf, pollUntil, type ZookeeperObserver } from './zookeeper-test-support';
 
 const PERMITS: LockShape = { permits: 2 };
 
@@ -43,7 +43,7 @@ describe('ZooKeeper: read/write locks and semaphores, each hold its own node', (
     unhurried = new ZookeeperLockStore(tap.zookeeper, { ...settings, commandTimeoutMs: 5_000, queueRechecks: { firstMs: 600_000, maxMs: 600_000 } });
     // Its session opens here, under the usual timeout's retries: 300 ms is for its requests, not for a
     // first connect on a loaded box.
-    await until(() => impatient.checkLeaseLength(10_000).then(() => true, () => false), 'the impatient store has a session');
+    await pollUntil(() => impatient.checkLeaseLength(10_000).then(() => true, () => false), 'the impatient store has a session');
   });
   afterAll(async () => {
     await Promise.all([store, impatient, patient, unhurried].map((each) => each?.close()));
@@ -61,7 +61,7 @@ describe('ZooKeeper: read/write locks and semaphores, each hold its own node', (
     await expect(impatient.acquireShared(key, shape, randomUUID(), 10_000, 'late')).rejects.toBeInstanceOf(LockStoreUnavailableError);
     await late.landed;
     late.deliver();
-    await until(async () => (await holders(key)).length === 0, 'the late node is gone');
+    await pollUntil(async () => (await holders(key)).length === 0, 'the late node is gone');
     const next = randomUUID();
     expect(await store.acquireShared(key, { mode: 'write' }, next, 10_000, 'next')).toMatchObject({ acquired: true });
     expect(await store.release(key, next, 0)).toBe(true);
@@ -98,7 +98,7 @@ describe('ZooKeeper: read/write locks and semaphores, each hold its own node', (
     // The node is deleted once the hold is over (not when the session ends: the impatient store lives on).
     await remove.reached;
     remove.send();
-    await until(async () => (await holders(key)).length === 0, 'the held permit is given back');
+    await pollUntil(async () => (await holders(key)).length === 0, 'the held permit is given back');
     expect(await store.acquireShared(key, { permits: 1 }, randomUUID(), 10_000, 'next')).toMatchObject({ acquired: true });
   });
 
@@ -131,7 +131,7 @@ describe('ZooKeeper: read/write locks and semaphores, each hold its own node', (
     expect(await store.acquireShared(key, PERMITS, randomUUID(), 10_000, 'once')).toMatchObject({ acquired: false });
     let granted = false;
     const waiter = wait(store, key, last, 'last', PERMITS).then((outcome) => ((granted = true), outcome));
-    await until(async () => (await holders(key)).length === 3, 'the waiter queued');
+    await pollUntil(async () => (await holders(key)).length === 3, 'the waiter queued');
     answer.deliver();
     expect(await attempt).toMatchObject({ acquired: true });
     expect(granted).toBe(false);
@@ -150,7 +150,7 @@ describe('ZooKeeper: read/write locks and semaphores, each hold its own node', (
       'waiter',
       (key, token) => {
         const outcome = wait(store, key, token, 'marked', PERMITS);
-        return { queued: until(async () => (await holders(key)).length === 3, 'the waiter queued'), granted: async () => (await outcome).result.acquired, on: store };
+        return { queued: pollUntil(async () => (await holders(key)).length === 3, 'the waiter queued'), granted: async () => (await outcome).result.acquired, on: store };
       },
     ],
     [
@@ -178,7 +178,7 @@ describe('ZooKeeper: read/write locks and semaphores, each hold its own node', (
     // Meanwhile the one before it is granted and marks its node, and a permit is free for the one behind.
     expect(await store.release(key, first, 0)).toBe(true);
     expect(await before.granted()).toBe(true);
-    await until(async () => (await observer.client.exists(markedPath))?.version === 1, 'the mark landed');
+    await pollUntil(async () => (await observer.client.exists(markedPath))?.version === 1, 'the mark landed');
     expect(await store.release(key, second, 0)).toBe(true);
     watch.send();
     // Its watch is set after the mark and will not fire; its own next look is ten minutes away.
@@ -196,9 +196,9 @@ describe('ZooKeeper: read/write locks and semaphores, each hold its own node', (
     expect(await store.acquireShared(key, { permits: 1 }, holder, 10_000, 'holder')).toMatchObject({ acquired: true });
     const gaveUp = new AbortController();
     const granted = wait(patient, key, marked, 'marked', { permits: 1 });
-    await until(async () => (await holders(key)).length === 2, 'the waiter queued');
+    await pollUntil(async () => (await holders(key)).length === 2, 'the waiter queued');
     const behind = wait(store, key, randomUUID(), 'behind', { permits: 1 }, gaveUp.signal).catch(() => undefined);
-    await until(async () => (await holders(key)).length === 3, 'the waiter behind it queued');
+    await pollUntil(async () => (await holders(key)).length === 3, 'the waiter behind it queued');
     // Granted with a permit waiter behind it, the waiter marks its node; the mark waits here.
     const mark = tap.pauseBefore(writesFor('marked', 'setData'));
     expect(await store.release(key, holder, 0)).toBe(true);
@@ -209,7 +209,7 @@ describe('ZooKeeper: read/write locks and semaphores, each hold its own node', (
     const renewal = patient.renew([{ key, token: marked, leaseMs: 8_000 }]);
     await write.reached;
     mark.send();
-    await until(async () => (await observer.client.exists((await queueOf(observer, prefix, key))[0]!.path))?.version === 1, 'the mark landed');
+    await pollUntil(async () => (await observer.client.exists((await queueOf(observer, prefix, key))[0]!.path))?.version === 1, 'the mark landed');
     write.send();
     expect(await renewal).toEqual([true]);
     gaveUp.abort();

@@ -29,8 +29,8 @@ export async function queueOf({ client: observer }: ZookeeperObserver, keyPrefix
   return entries.filter((entry): entry is { path: string; holder: string } => entry !== undefined);
 }
 
-/** Polls a condition the server exposes (queue length, a count), not a guessed sleep. */
-export { untilSeen as until } from '../support/until';
+/** Polls a condition the server exposes (queue length, a count), bounded and named: see pollUntil. */
+export { pollUntil } from '../support/until';
 
 /** A session id as the store and `ZookeeperStat.ephemeralOwner` write it: hex, no `0x`, no leading zeros. */
 function sessionId(hex: string): string {
