@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { LockStoreUnavailableError, type LockShape, type QueuedAcquireOutcome } from '../../lib/index';
+import { LockStoreUnavailableError, type AcquireResult, type LockShape, type QueuedAcquireOutcome } from '../../lib/index';
 import { createZookeeperLockStore } from '../../lib/stores/zookeeper/zookeeper-client.factory';
 import { ZookeeperLockStore } from '../../lib/stores/zookeeper/zookeeper-lock.store';
 import { loadZookeeper } from '../../lib/stores/zookeeper/zookeeper.loader';
@@ -65,6 +65,21 @@ describe('ZooKeeper: read/write locks and semaphores, each hold its own node', (
     const next = randomUUID();
     expect(await store.acquireShared(key, { mode: 'write' }, next, 10_000, 'next')).toMatchObject({ acquired: true });
     expect(await store.release(key, next, 0)).toBe(true);
+  });
+
+  it.each<[string, LockShape | undefined]>([
+    ['plain', undefined],
+    ['reader', { mode: 'read' }],
+    ['permit', PERMITS],
+  ])('grants a %s acquisition re-sent under a token that holds the key again, under the same fencing token, on the same node', async (name, shape) => {
+    const key = `resent-${name}`;
+    const token = randomUUID();
+    const take = (): Promise<AcquireResult> => (shape ? store.acquireShared(key, shape, token, 10_000, name) : store.acquire(key, token, 10_000, name));
+    const first = await take();
+    expect(first).toMatchObject({ acquired: true });
+    expect(await take()).toEqual(first);
+    expect(await holders(key)).toEqual([name]);
+    expect(await store.release(key, token, 0)).toBe(true);
   });
 
   it('tells release listeners when any reader goes, not only the first one', async () => {

@@ -22,11 +22,16 @@ export class ZookeeperSingleAttempts {
   constructor(private readonly context: ZookeeperStoreContext) {}
 
   plain(key: string, token: string, leaseMs: number, holder: string): Promise<AcquireResult> {
-    return this.attempt(key, PLAIN_CONTENDER, token, leaseMs, holder);
+    return this.unlessHeld(key, PLAIN_CONTENDER, token, leaseMs, holder);
   }
 
-  async shaped(key: string, shape: LockShape, token: string, leaseMs: number, holder: string): Promise<AcquireResult> {
-    return (await this.heldAlready(key, token)) ?? this.attempt(key, contenderShape(shape), token, leaseMs, holder);
+  shaped(key: string, shape: LockShape, token: string, leaseMs: number, holder: string): Promise<AcquireResult> {
+    return this.unlessHeld(key, contenderShape(shape), token, leaseMs, holder);
+  }
+
+  /** The grant the token holds already, or a new attempt: a node of its own behind its held one would keep it out. */
+  private async unlessHeld(key: string, shape: ContenderShape, token: string, leaseMs: number, holder: string): Promise<AcquireResult> {
+    return (await this.heldAlready(key, token)) ?? this.attempt(key, shape, token, leaseMs, holder);
   }
 
   private async attempt(key: string, shape: ContenderShape, token: string, leaseMs: number, holder: string): Promise<AcquireResult> {
