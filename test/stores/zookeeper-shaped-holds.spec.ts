@@ -202,6 +202,29 @@ describe('ZooKeeper: read/write locks and semaphores, each hold its own node', (
     expect(await unhurried.release(key, behind, 0)).toBe(true);
   });
 
+  it('marks a granted permit waiter’s node again when its mark was lost with the connection: the permit waiter behind it is let in without its periodic look', async () => {
+    const key = 'lost-mark';
+    const [first, second, marked, behind] = [randomUUID(), randomUUID(), randomUUID(), randomUUID()];
+    expect(await store.acquireShared(key, PERMITS, first, 10_000, 'first')).toMatchObject({ acquired: true });
+    expect(await store.acquireShared(key, PERMITS, second, 10_000, 'second')).toMatchObject({ acquired: true });
+    const granted = wait(patient, key, marked, 'marked', PERMITS);
+    await pollUntil(async () => (await holders(key)).length === 3, 'the waiter queued');
+    const markedPath = (await queueOf(observer, prefix, key))[2]!.path;
+    // The waiter behind it watches it, and gives up before the first one's lease ends (its deletion would let it in, late).
+    const watching = tap.count(watches(markedPath));
+    const late = unhurried.acquireSharedQueued({ key, token: behind, leaseMs: 10_000, holder: 'behind', deadline: Date.now() + 5_000 }, PERMITS);
+    await pollUntil(async () => watching.answered === 1, 'the waiter behind watches it');
+    const mark = tap.lose(writesFor('marked', 'setData'));
+    expect(await store.release(key, first, 0)).toBe(true);
+    expect((await granted).result).toMatchObject({ acquired: true });
+    await mark.reached;
+    // A permit is free for the waiter behind: only the mark tells it (its next look is ten minutes away).
+    expect(await store.release(key, second, 0)).toBe(true);
+    expect((await late).result).toMatchObject({ acquired: true });
+    expect(await patient.release(key, marked, 0)).toBe(true);
+    expect(await unhurried.release(key, behind, 0)).toBe(true);
+  });
+
   it('serves a changed N first come first served: a waiter of a lowered N waits for fewer holders than it, and a larger N behind it waits for it', () =>
     expectChangedPermitsInOrder({ holders }, store));
 

@@ -44,11 +44,22 @@ interface RawWatchers {
   readonly connectionManager: { readonly watcherManager: { readonly dataWatchers: Record<string, { listenerCount(event: string): number }> } };
 }
 
+/** A request that never leaves the client: its caller gets the error the client gives for a lost connection. */
+export interface LostRequest {
+  /** Resolves with the request once the store sent it (and its caller got the error). */
+  readonly reached: Promise<TappedRequest>;
+}
+
 interface Stop {
   readonly matches: (request: TappedRequest) => boolean;
-  readonly kind: 'before' | 'reply';
+  readonly kind: 'before' | 'reply' | 'lost';
   readonly reached: (request: TappedRequest) => void;
   readonly gate: Promise<void>;
+}
+
+/** node-zookeeper-client's `Exception` for a request lost with its connection (`CONNECTION_LOSS`, -4). */
+function connectionLoss(path: string): Error {
+  return Object.assign(new Error(`Exception: CONNECTION_LOSS[-4]@${path}`), { name: 'Exception', code: -4 });
 }
 
 /**
@@ -108,6 +119,14 @@ export class ZookeeperTap {
     return held;
   }
 
+  /** The next request that `matches` is lost: it never reaches ZooKeeper, and its caller hears the connection was lost. */
+  lose(matches: (request: TappedRequest) => boolean): LostRequest {
+    let reached!: (request: TappedRequest) => void;
+    const lost = { reached: new Promise<TappedRequest>((resolve) => (reached = resolve)) };
+    this.stops.push({ matches, kind: 'lost', reached, gate: Promise.resolve() });
+    return lost;
+  }
+
   /** Counts the requests that `matches` from now on: sent, and answered (counted once the caller has its answer). */
   count(matches: (request: TappedRequest) => boolean): RequestCount {
     const counter: Counter = { matches, sent: 0, answered: 0 };
@@ -133,6 +152,13 @@ export class ZookeeperTap {
     const at = this.stops.findIndex((stop) => stop.matches(request));
     if (at < 0) return send(callback);
     const [stop] = this.stops.splice(at, 1) as [Stop];
+    if (stop.kind === 'lost') {
+      process.nextTick(() => {
+        (callback as unknown as (error: Error) => void)(connectionLoss(request.path));
+        stop.reached(request);
+      });
+      return;
+    }
     if (stop.kind === 'before') {
       stop.reached(request);
       void stop.gate.then(() => send(callback));

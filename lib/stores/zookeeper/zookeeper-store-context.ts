@@ -115,10 +115,12 @@ export class ZookeeperStoreContext {
 
   /**
    * A granted permit contender's mark (`markContender`), in the background: the permit contender right
-   * behind it waited for this grant. Lost, that one looks again on its own schedule.
+   * behind it waited for this grant. A mark whose outcome is unknown (a connection lost) is sent again
+   * until it gets an answer or the session ends, instead of leaving that one to its next periodic look
+   * (up to 5 s); one that landed unseen is refused the second time, its version moved.
    */
   mark(key: string, ticket: Pick<ContenderTicket, 'session' | 'path'>, value: string): void {
-    this.tasks.run(() => markContender(ticket.session, key, ticket.path, value));
+    this.whileSessionLives(ticket.session, () => markContender(ticket.session, key, ticket.path, value));
   }
 
   /**

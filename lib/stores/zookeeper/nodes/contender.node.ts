@@ -46,8 +46,14 @@ export async function removeContender(session: ZookeeperSession, operation: stri
 /**
  * A granted permit contender's mark: its node written once with the value it was created with, which
  * fires the data watch of the contender right behind it. Only at version 0: a node written before (a
- * renewal of another length, a minimum hold) fired that watch already, and the write is refused.
+ * renewal of another length, a minimum hold, this mark landed unseen) fired that watch already, and the
+ * write is refused; a node gone fired it too. Either is done; only an unknown outcome rejects.
  */
 export async function markContender(session: ZookeeperSession, key: string, path: string, value: string): Promise<void> {
-  await session.call('acquire', key, (client) => client.setData(path, value, 0));
+  try {
+    await session.call('acquire', key, (client) => client.setData(path, value, 0));
+  } catch (error) {
+    if (isNodeReply(error, ZK.BADVERSION) || isNodeReply(error, ZK.NONODE)) return;
+    throw error;
+  }
 }
