@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { LockStoreUnavailableError } from '../../lib/index';
 import { createZookeeperLockStore } from '../../lib/stores/zookeeper/zookeeper-client.factory';
 import { ZookeeperLockStore } from '../../lib/stores/zookeeper/zookeeper-lock.store';
 import { loadZookeeper } from '../../lib/stores/zookeeper/zookeeper.loader';
@@ -60,6 +61,27 @@ describe('ZooKeeper: many waiters of one key in one process', () => {
     expect(await store.release(key, holder, 0)).toBe(true);
     expect(await Promise.all(waits)).toEqual(Array.from({ length: WAITERS }, () => true));
     expect(await warnings.stop()).toEqual([]);
+  });
+
+  it('ends every wait at once when the store closes, with or without a signal of its own, and refuses one started after', async () => {
+    const closing = await createZookeeperLockStore(ensemble.connect, { keyPrefix: prefix, commandTimeoutMs: 5_000, sessionTimeoutMs: 10_000 });
+    const key = 'closing';
+    expect(await closing.acquire(key, randomUUID(), 10_000, 'holder')).toMatchObject({ acquired: true });
+    const wait = (i: number): Promise<unknown> =>
+      closing.acquireQueued({
+        key,
+        token: randomUUID(),
+        leaseMs: 10_000,
+        holder: `waiter-${i}`,
+        deadline: Date.now() + 60_000,
+        signal: i % 2 === 0 ? new AbortController().signal : undefined,
+      });
+    const waits = Array.from({ length: WAITERS }, (_, i) => wait(i));
+    await pollUntil(async () => (await queueLength(key)) === WAITERS + 1, 'every waiter queued');
+    await closing.close();
+    for (const each of waits) await expect(each).rejects.toBeInstanceOf(LockStoreUnavailableError);
+    await expect(wait(0)).rejects.toBeInstanceOf(LockStoreUnavailableError);
+    await expect(wait(1)).rejects.toBeInstanceOf(LockStoreUnavailableError);
   });
 
   it('has the waiters of one process on one node share one watch: one request sets it, and a waiter that ends stops listening', async () => {

@@ -1,5 +1,3 @@
-import { LockStoreUnavailableError } from '../../errors/lock-store-unavailable.error.js';
-import { followSignals } from '../../support/follow-signals.js';
 import type {
   AcquireResult,
   ForceReleaseResult,
@@ -24,6 +22,7 @@ import { ZookeeperReleaseWatch } from './zookeeper-release-watch.js';
 import { renewZookeeperGrants } from './zookeeper-renewal.js';
 import { ZookeeperSingleAttempts } from './zookeeper-single-attempts.js';
 import { ZookeeperStoreContext, type ZookeeperStoreSettings } from './zookeeper-store-context.js';
+import { ZookeeperWaits } from './zookeeper-waits.js';
 
 export type ZookeeperLockStoreOptions = ZookeeperStoreSettings;
 
@@ -44,12 +43,7 @@ export class ZookeeperLockStore implements LockStore {
   private readonly attempts: ZookeeperSingleAttempts;
   private readonly holds = new Set<NodeJS.Timeout>();
   private readonly watches = new Set<ZookeeperReleaseWatch>();
-  private readonly closing = new AbortController();
-  /**
-   * Every wait in progress, by the controller that close aborts: one signal per wait, never a listener
-   * per waiter on one signal of the store's (more than ten waiters would have Node warn of a leak).
-   */
-  private readonly waiting = new Map<AbortController, Promise<unknown>>();
+  private readonly waits = new ZookeeperWaits();
 
   constructor(zookeeper: ZookeeperPackage, options: ZookeeperLockStoreOptions) {
     this.context = new ZookeeperStoreContext(zookeeper, options);
@@ -168,9 +162,7 @@ export class ZookeeperLockStore implements LockStore {
    * to one command timeout, and closes every session (the ensemble deletes their nodes at once).
    */
   async close(): Promise<void> {
-    this.closing.abort(new LockStoreUnavailableError('acquire', '*', { cause: new Error('the ZooKeeper store was closed') }));
-    for (const ends of this.waiting.keys()) ends.abort(this.closing.signal.reason);
-    await Promise.all([...this.waiting.values()]);
+    await this.waits.close();
     for (const timer of this.holds) clearTimeout(timer);
     this.holds.clear();
     for (const watch of [...this.watches]) watch.stop();
@@ -189,21 +181,9 @@ export class ZookeeperLockStore implements LockStore {
       return Promise.reject(error);
     }
     // Closing the store ends every wait at once (with a store error), so shutdown never waits for waitMs.
-    const ends = new AbortController();
-    if (this.closing.signal.aborted) ends.abort(this.closing.signal.reason);
-    const followed = request.signal ? followSignals(request.signal, ends.signal) : undefined;
-    const outcome = acquireInZookeeperQueue(
-      { ...request, signal: followed?.signal ?? ends.signal },
-      shape,
-      zookeeperQueueBackend(this.context, shape),
-      this.context.settings.queueRechecks,
+    return this.waits.run(request, (signal) =>
+      acquireInZookeeperQueue({ ...request, signal }, shape, zookeeperQueueBackend(this.context, shape), this.context.settings.queueRechecks),
     );
-    const settled = outcome.catch(() => undefined).finally(() => {
-      followed?.stop();
-      this.waiting.delete(ends);
-    });
-    this.waiting.set(ends, settled);
-    return outcome;
   }
 
   private afterHold(keepMs: number, endHold: () => void): void {
