@@ -28,7 +28,7 @@ export interface LockLeaseEvent extends LockShapeFields {
  * How a waiting acquisition was woken between store attempts: by a release `notification` (pub/sub,
  * LISTEN/NOTIFY), by its fallback `backoff` timer (a notification was missed, or none came), at the holder's
  * `expiry` (the holder's remaining TTL ran out: it crashed or released without notifying), or at its own
- * `deadline` for a last attempt. Acquisitions through a store's own queue (etcd) report none.
+ * `deadline` for a last attempt. Acquisitions through a store's own queue (etcd, ZooKeeper) report none.
  */
 export interface LockWakeUps {
   readonly notification: number;

@@ -51,7 +51,7 @@ export class ShapedLeases {
     throw new LockConfigError(
       `${shape.permits === undefined ? 'mode' : 'permits'} of ${where}`,
       shape.permits ?? shape.mode,
-      `a store that offers ${name === 'permits' ? 'semaphores' : 'read/write locks'} (Redis, PostgreSQL, etcd, memory); ` +
+      `a store that offers ${name === 'permits' ? 'semaphores' : 'read/write locks'} (Redis, PostgreSQL, etcd, ZooKeeper, memory); ` +
         `${store.constructor.name} does not offer ${name === 'permits' ? 'permits' : `mode: '${name}'`}`,
     );
   }

@@ -14,7 +14,8 @@ export type LockShape =
        * For a writer: how long, once turned away, it keeps new readers out unless it asks again (each of
        * its attempts starts this anew). 0 for an attempt that will not be repeated (`tryAcquire`), which
        * must not keep anybody out. Bounded by the lease length. Stores that queue their waiting writers
-       * themselves (etcd, through `acquireSharedQueued`) ignore it: there a single attempt keeps nobody out.
+       * themselves (etcd and ZooKeeper, through `acquireSharedQueued`) ignore it: there a single attempt
+       * keeps nobody out.
        * @default the lease length
        */
       readonly waitingMs?: number;

@@ -29,6 +29,11 @@ export interface ZookeeperMember {
   mode(): Promise<string | undefined>;
   /** Every watched path with the sessions watching it (the `wchp` command). */
   watchesByPath(): Promise<Map<string, string[]>>;
+  /**
+   * Watch notifications sent so far: the watchers that every creation, deletion and change of a node, and
+   * every change of a node's children, triggered (each one notification to one session; the `mntr` command).
+   */
+  watchNotifications(): Promise<number>;
 }
 
 /** A private ZooKeeper (one standalone server, or an ensemble of three) on free loopback ports, data dirs in tmp. */
@@ -94,7 +99,7 @@ export async function startZookeeperEnsemble(options: ZookeeperEnsembleOptions =
           `minSessionTimeout=${options.minSessionMs ?? 2 * tickMs}`,
           `maxSessionTimeout=${options.maxSessionMs ?? 60_000}`,
           'admin.enableServer=false',
-          '4lw.commands.whitelist=srvr,ruok,wchp',
+          '4lw.commands.whitelist=srvr,ruok,wchp,mntr',
           'forceSync=no',
           ...servers,
         ].join('\n') + '\n',
@@ -218,6 +223,13 @@ class MemberProcess implements ZookeeperMember {
       else if (line.startsWith('/')) watches.set((path = line.trim()), []);
     }
     return watches;
+  }
+
+  async watchNotifications(): Promise<number> {
+    const reply = await fourLetterWord(this.port, 'mntr');
+    let sent = 0;
+    for (const [, count] of reply.matchAll(/^zk_sum_node_(?:created|deleted|changed|children)_watch_count\t(\d+)$/gm)) sent += Number(count);
+    return sent;
   }
 
   private async untilServing(deadline: number): Promise<void> {

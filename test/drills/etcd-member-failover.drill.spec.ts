@@ -2,7 +2,7 @@ import type { Etcd3 } from 'etcd3';
 import { startEtcdCluster, type EtcdCluster } from '../../scripts/servers/etcd-server';
 import { createLockApp, type LockApp } from '../support/lock-app';
 import { testPrefix } from '../support/test-prefix';
-import { openObserver, queueOf, until } from '../stores/etcd-test-support';
+import { openObserver, queueOf, pollUntil } from '../stores/etcd-test-support';
 import { DrillTimeline } from './drill-timeline';
 import { expectServedThrough, handOffRounds, heldAndWaitedFor } from './hand-offs';
 
@@ -41,7 +41,7 @@ describe('drill: the etcd leader is killed while a lock is held and waited for',
     for (const [name, app] of apps) timeline.follow(name, app);
     const a = apps.get('a')!;
     const { leave, done } = await heldAndWaitedFor(apps, timeline, 'ledger');
-    await until(async () => (await queueOf(observer, prefix, 'ledger')).length === 2, 'b waits in the queue');
+    await pollUntil(async () => (await queueOf(observer, prefix, 'ledger')).length === 2, 'b waits in the queue');
 
     const leader = await cluster.leader();
     const renewedAfterKill = a.next('renewed', (event) => event.key === 'ledger');

@@ -1,7 +1,7 @@
 import { startZookeeperEnsemble, type ZookeeperEnsemble } from '../../scripts/servers/zookeeper-server';
 import { createLockApp, type LockApp } from '../support/lock-app';
 import { testPrefix } from '../support/test-prefix';
-import { openObserver, queueOf, until, type ZookeeperObserver } from '../stores/zookeeper-test-support';
+import { openObserver, queueOf, pollUntil, type ZookeeperObserver } from '../stores/zookeeper-test-support';
 import { DrillTimeline } from './drill-timeline';
 import { expectServedThrough, handOffRounds, heldAndWaitedFor } from './hand-offs';
 
@@ -41,7 +41,7 @@ describe('drill: the ZooKeeper leader is killed while a lock is held and waited 
     for (const [name, app] of apps) timeline.follow(name, app);
     const a = apps.get('a')!;
     const { leave, done } = await heldAndWaitedFor(apps, timeline, 'ledger');
-    await until(async () => (await queueOf(observer, prefix, 'ledger')).length === 2, 'b waits in the queue');
+    await pollUntil(async () => (await queueOf(observer, prefix, 'ledger')).length === 2, 'b waits in the queue');
 
     const leader = await ensemble.leader();
     const renewedAfterKill = a.next('renewed', (event) => event.key === 'ledger');

@@ -5,7 +5,7 @@ import { RedisKeyLayout } from '../../lib/stores/redis/redis-key-layout';
 import { exitOf, forkWorker } from '../support/child-process';
 import { createLockApp, type LockApp } from '../support/lock-app';
 import { redisUrl, testPrefix } from '../support/test-prefix';
-import { until } from '../support/until';
+import { spinUntil } from '../support/until';
 
 const WAITERS = 4;
 
@@ -44,7 +44,7 @@ describe('fair: true — one queue in Redis for every instance (plain locks, and
       for (let i = 1; i <= WAITERS; i++) {
         waiting.push(apps[i]!.locks.acquire('fifo', { waitMs: 60_000 }).then((lease) => (order.push(i), lease)));
         // Queue order is arrival order in Redis: let each waiter's entry land before the next one starts.
-        await until(async () => (await redis.llen(queueKey)) === i);
+        await spinUntil(async () => (await redis.llen(queueKey)) === i);
       }
       for (let next = 1; next <= WAITERS; next++) {
         const before = announced.length;
@@ -53,7 +53,7 @@ describe('fair: true — one queue in Redis for every instance (plain locks, and
         expect(order).toEqual(Array.from({ length: next }, (_, i) => i + 1));
         expect(lease.fencingToken).toBeGreaterThan(holder.fencingToken);
         // One grant announced per release, to the next waiter's instance only.
-        await until(async () => announced.length > before);
+        await spinUntil(async () => announced.length > before);
         expect(announced.slice(before)).toEqual([expect.stringMatching(new RegExp(`^.* g\\|\\w+\\|${lease.fencingToken}\\|[0-9a-f]{40}$`))]);
         holder = lease;
       }
@@ -74,7 +74,7 @@ describe('fair: true — one queue in Redis for every instance (plain locks, and
       const waiting: Array<Promise<Lease>> = [];
       for (let i = 1; i <= WAITERS; i++) {
         waiting.push(apps[i]!.locks.acquire('quota', { permits: PERMITS, waitMs: 60_000 }).then((lease) => (order.push(i), lease)));
-        await until(async () => (await redis.llen(queueKey)) === i);
+        await spinUntil(async () => (await redis.llen(queueKey)) === i);
       }
       // A single attempt does not overtake the line.
       expect(await apps[0]!.locks.tryAcquire('quota', { permits: PERMITS })).toBeNull();
@@ -86,7 +86,7 @@ describe('fair: true — one queue in Redis for every instance (plain locks, and
         expect(order).toEqual(Array.from({ length: next }, (_, i) => i + 1));
         expect(lease.fencingToken).toBeGreaterThan(highest);
         highest = lease.fencingToken;
-        await until(() => announced.length > before);
+        await spinUntil(() => announced.length > before);
         expect(announced.slice(before)).toEqual([expect.stringMatching(new RegExp(`^.* g\\|\\w+\\|${lease.fencingToken}\\|[0-9a-f]{40}$`))]);
         // The other permit is still held: never more than N holders.
         expect(await apps[0]!.store.list('quota')).toHaveLength(PERMITS);
@@ -108,7 +108,7 @@ describe('fair: true — one queue in Redis for every instance (plain locks, and
     for (const [i, mode] of shapes.entries()) {
       waiting.push(apps[i + 1]!.locks.acquire('report', { mode, waitMs: 60_000 }).then((held) => (granted.push(i + 1), held)));
       // Queue order is arrival order in Redis: let each waiter's entry land before the next one starts.
-      await until(async () => (await redis.llen(queueKey)) === i + 1);
+      await spinUntil(async () => (await redis.llen(queueKey)) === i + 1);
     }
     // A single attempt to read does not overtake the line either.
     expect(await apps[0]!.locks.tryAcquire('report', { mode: 'read' })).toBeNull();

@@ -2,7 +2,7 @@ import { Redis } from 'ioredis';
 import { RedisKeyLayout } from '../../lib/stores/redis/redis-key-layout';
 import { createLockApp, type LockApp } from '../support/lock-app';
 import { redisUrl, testPrefix } from '../support/test-prefix';
-import { until } from '../support/until';
+import { spinUntil } from '../support/until';
 
 /**
  * A fair hand-off grants the next waiter only its heartbeat lease (2 s) until that waiter's watchdog brings
@@ -22,7 +22,7 @@ describe('fair: true — the lease of a waiter the key was handed to', () => {
     redis.disconnect();
   });
 
-  const queued = (key: string) => until(async () => (await redis.llen(layout.queueKey(layout.lockKey(key)))) === 1);
+  const queued = (key: string) => spinUntil(async () => (await redis.llen(layout.queueKey(layout.lockKey(key)))) === 1);
 
   it('runs the waiter instead of declaring its fresh lease lost when the lease is long', async () => {
     // The local deadline of the short grant allows for the drift of the short TTL, not of the whole lease:
@@ -48,7 +48,7 @@ describe('fair: true — the lease of a waiter the key was handed to', () => {
     await holder.release();
     const lease = await waiting;
     try {
-      await until(async () => !lease.held || (await redis.pttl(lockKey)) > 10_000);
+      await spinUntil(async () => !lease.held || (await redis.pttl(lockKey)) > 10_000);
       expect(lease.held).toBe(true);
     } finally {
       await lease.release().catch(() => undefined);

@@ -6,7 +6,7 @@ import { RedisKeyLayout } from '../../lib/stores/redis/redis-key-layout';
 import { RedisLockStore } from '../../lib/stores/redis/redis-lock.store';
 import { parseLockValue } from '../../lib/stores/redis/scripts/lock-value';
 import { redisUrl, testPrefix } from '../support/test-prefix';
-import { until } from '../support/until';
+import { spinUntil } from '../support/until';
 
 /**
  * A proxy whose first connection (the store's command connection; the subscriber comes later) can have
@@ -87,7 +87,7 @@ describe('fair queue: a hand-off announced for a join that was then cleaned up',
       await a.acquire(warmKey, warmHolder, 30_000, 'test');
       const warm = request(randomUUID(), warmKey);
       const warmWait = b.acquireQueued!(warm);
-      await until(() => queued(1, warmKey));
+      await spinUntil(() => queued(1, warmKey));
       await a.release(warmKey, warmHolder, 0);
       expect((await warmWait).result.acquired).toBe(true);
       await b.release(warmKey, warm.token, 0);
@@ -98,10 +98,10 @@ describe('fair queue: a hand-off announced for a join that was then cleaned up',
       proxy.holdReplies(1);
       const w = request(randomUUID());
       const wWait = b.acquireQueued!(w);
-      await until(() => queued(1));
+      await spinUntil(() => queued(1));
       const x = request(randomUUID());
       const xWait = a.acquireQueued!(x);
-      await until(() => queued(2));
+      await spinUntil(() => queued(2));
       // Handed to b's waiter and announced on b's grant channel while its join is still unanswered.
       await a.release(key, holder, 0);
 

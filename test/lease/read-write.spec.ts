@@ -151,7 +151,7 @@ describe('read/write locks on @DistributedLock', () => {
 
   it('stops the start with LockConfigError naming the shape and the store when the store has no read/write locks', async () => {
     const memory = new MemoryLockStore({ keyPrefix: `rw-refused:${process.pid}:` });
-    // A store that keeps only the plain contract, as etcd and ZooKeeper do.
+    // A store that keeps only the plain contract, as Redlock does.
     class PlainOnlyStore implements LockStore {
       acquire = memory.acquire.bind(memory);
       release = memory.release.bind(memory);

@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import { createLockApp, type LockApp } from '../support/lock-app';
 import { redisUrl, testPrefix } from '../support/test-prefix';
-import { until } from '../support/until';
+import { spinUntil } from '../support/until';
 
 /**
  * A waiter whose release subscription was refused (its subscriber connection still coming up after a
@@ -56,7 +56,7 @@ describe('a waiter whose release subscription was refused', () => {
     const contended = waiter.next('contention', (e) => e.key === 'refused');
     const waiting = waiter.locks.acquire('refused', { waitMs: 60_000 });
     await contended;
-    await until(async () => {
+    await spinUntil(async () => {
       const log = (await admin.call('ACL', 'LOG')) as unknown[][];
       return log.some((entry) => entry.includes(user) && entry.includes('channel'));
     });
@@ -64,7 +64,7 @@ describe('a waiter whose release subscription was refused', () => {
     await admin.call('ACL', 'SETUSER', user, 'allchannels');
     // The confirmation wakes the waiter for one attempt (it catches a release that came before the channel
     // was live); released only after that attempt, the key can reach the waiter through the channel alone.
-    await until(() => attemptsWhenSubscribed !== undefined && attempts > attemptsWhenSubscribed);
+    await spinUntil(() => attemptsWhenSubscribed !== undefined && attempts > attemptsWhenSubscribed);
 
     await lease.release();
     const next = await waiting;

@@ -3,6 +3,7 @@ import { Redis } from 'ioredis';
 import { exitOf, forkWorker } from '../support/child-process';
 import { redisUrl, testPrefix } from '../support/test-prefix';
 import { startEtcdCluster, type EtcdCluster } from '../../scripts/servers/etcd-server';
+import { startZookeeperEnsemble, type ZookeeperEnsemble } from '../../scripts/servers/zookeeper-server';
 import { openPostgresTestDatabase, type PostgresTestDatabase } from '../stores/postgres-test-database';
 import { postgresWorkerEnv } from './workers/worker-store';
 
@@ -64,9 +65,11 @@ jest.setTimeout(180_000);
 
 let db: PostgresTestDatabase | undefined;
 let etcd: EtcdCluster | undefined;
+let zookeeper: ZookeeperEnsemble | undefined;
 afterAll(async () => {
   await db?.stop();
   await etcd?.stop();
+  await zookeeper?.stop();
 });
 
 // The workers lock on the store named; the history and the counter stay on the run's Redis either way.
@@ -77,12 +80,18 @@ const STORES: Array<[string, () => NodeJS.ProcessEnv]> = [
   ['PostgreSQL', () => postgresWorkerEnv(db!.url)],
   // Waiters of every shape queue in etcd (FIFO across the processes), as plain ones do.
   ['etcd', () => ({ LOCK_TEST_STORE: 'etcd', ETCD_ENDPOINTS: etcd!.endpoints.join(',') })],
+  // So do they under the lock's node in ZooKeeper (sequence order), each hold its own ephemeral node.
+  [
+    'ZooKeeper',
+    () => ({ LOCK_TEST_STORE: 'zookeeper', ZOOKEEPER_CONNECT: zookeeper!.connect, LOCK_TEST_MODULE_OPTIONS: JSON.stringify({ leaseMs: 10_000 }) }),
+  ],
 ];
 
 describe.each(STORES)('shaped locks across processes on %s', (name, env) => {
   beforeAll(async () => {
     if (name === 'PostgreSQL') db = await openPostgresTestDatabase(__filename);
     if (name === 'etcd') etcd = await startEtcdCluster();
+    if (name === 'ZooKeeper') zookeeper = await startZookeeperEnsemble();
   });
 
   const run = async (shape: string): Promise<{ replayed: Replay; counter: number; writes: number }> => {

@@ -3,6 +3,7 @@ import { exitOf, forkWorker, nextMessage } from '../support/child-process';
 import { createLockApp, type LockApp } from '../support/lock-app';
 import { redisUrl, testPrefix } from '../support/test-prefix';
 import { startEtcdCluster, type EtcdCluster } from '../../scripts/servers/etcd-server';
+import { startZookeeperEnsemble, type ZookeeperEnsemble } from '../../scripts/servers/zookeeper-server';
 import { openPostgresTestDatabase, type PostgresTestDatabase } from '../stores/postgres-test-database';
 import type { LockModuleOptions } from '../../lib/index';
 import { postgresWorkerEnv } from './workers/worker-store';
@@ -17,9 +18,11 @@ interface Store {
 
 let db: PostgresTestDatabase | undefined;
 let etcd: EtcdCluster | undefined;
+let zookeeper: ZookeeperEnsemble | undefined;
 afterAll(async () => {
   await db?.stop();
   await etcd?.stop();
+  await zookeeper?.stop();
 });
 
 const FAIR = { LOCK_TEST_MODULE_OPTIONS: JSON.stringify({ fair: true }) };
@@ -37,6 +40,14 @@ const STORES: Array<[string, Store]> = [
       env: () => ({ LOCK_TEST_STORE: 'etcd', ETCD_ENDPOINTS: etcd!.endpoints.join(',') }),
     },
   ],
+  // The holder's lease is its session of LEASE_MS: the ensemble deletes its node when it expires.
+  [
+    'ZooKeeper',
+    {
+      options: (keyPrefix) => ({ store: 'zookeeper', zookeeper: zookeeper!.connect, keyPrefix }),
+      env: () => ({ LOCK_TEST_STORE: 'zookeeper', ZOOKEEPER_CONNECT: zookeeper!.connect }),
+    },
+  ],
 ];
 
 describe.each(STORES)('liveness of shaped locks on %s: a SIGKILLed holder', (name, store) => {
@@ -45,6 +56,7 @@ describe.each(STORES)('liveness of shaped locks on %s: a SIGKILLed holder', (nam
   beforeAll(async () => {
     if (name === 'PostgreSQL') db = await openPostgresTestDatabase(__filename);
     if (name === 'etcd') etcd = await startEtcdCluster({ heartbeatMs: 50, electionMs: 500 });
+    if (name === 'ZooKeeper') zookeeper = await startZookeeperEnsemble();
     app = await createLockApp(store.options(prefix));
   });
   afterAll(() => app.close());

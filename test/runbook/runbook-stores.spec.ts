@@ -77,6 +77,19 @@ describe('runbook CLI on the ZooKeeper store', () => {
 
   it('lists and force-releases through --zookeeper', () => runbookSession(app, ['--zookeeper', ensemble.connect], prefix));
 
+  it('lists each reader of a key on a line of its own, named by its shape, and force-releases the one whose fencing token is given', async () => {
+    const [kept, taken] = [await app.locks.acquire('report', { mode: 'read' }), await app.locks.acquire('report', { mode: 'read' })];
+    const store = ['--zookeeper', ensemble.connect, '--prefix', prefix];
+    const listed = await cli(['list', 'report', ...store]);
+    expect(listed).toMatchObject({ code: 0 });
+    for (const lease of [kept, taken]) expect(listed.stdout).toContain(`report\tread\tholder=pod-runbook\tfencing=${lease.fencingToken}`);
+    const forced = await cli(['force-release', 'report', '--fencing-token', String(taken.fencingToken), '--confirm', ...store]);
+    expect(forced).toMatchObject({ code: 0 });
+    expect((await app.store.list('report')).map((lock) => [lock.fencingToken, lock.shape])).toEqual([[kept.fencingToken, 'read']]);
+    await taken.release().catch(() => undefined);
+    await kept.release();
+  });
+
   it('refuses a --zookeeper address that is not a connect string before connecting', async () => {
     const refused = await cli(['list', '*', '--zookeeper', 'http://127.0.0.1:2181', '--prefix', prefix]);
     expect(refused.code).not.toBe(0);

@@ -5,7 +5,7 @@ import { startEtcdCluster, type EtcdCluster } from '../../scripts/servers/etcd-s
 import { exitOf, forkWorker, nextMessage } from '../support/child-process';
 import { createLockApp, type LockApp } from '../support/lock-app';
 import { testPrefix } from '../support/test-prefix';
-import { openObserver, queueOf, until } from './etcd-test-support';
+import { openObserver, queueOf, pollUntil } from './etcd-test-support';
 
 const HOLD_WORKER = join(__dirname, '../lease/workers/hold.worker.ts');
 /** The crashed waiter's lease: what it may block the queue for, at most. */
@@ -32,10 +32,10 @@ describe('etcd store: a waiter that crashes', () => {
     const env = { LOCK_TEST_STORE: 'etcd', ETCD_ENDPOINTS: cluster.endpoints.join(',') };
     const held = await app.locks.acquire('job');
     const crashed = forkWorker(HOLD_WORKER, [prefix, 'job', String(CRASHED_LEASE_MS), '60000'], env);
-    await until(async () => (await queueOf(observer, prefix, 'job')).length === 2, 'the first waiter queued');
+    await pollUntil(async () => (await queueOf(observer, prefix, 'job')).length === 2, 'the first waiter queued');
     const behind = forkWorker(HOLD_WORKER, [prefix, 'job', '30000', '60000'], env);
     try {
-      await until(async () => (await queueOf(observer, prefix, 'job')).length === 3, 'the second waiter queued');
+      await pollUntil(async () => (await queueOf(observer, prefix, 'job')).length === 3, 'the second waiter queued');
       const queue = await queueOf(observer, prefix, 'job');
       expect(queue.map((entry) => entry.holder)).toEqual(['test', `${hostname()}:${crashed.pid}`, `${hostname()}:${behind.pid}`]);
 

@@ -3,7 +3,7 @@ import type { Lease } from '../../lib/index';
 import { startEtcdCluster, type EtcdCluster } from '../../scripts/servers/etcd-server';
 import { createLockApp, type LockApp } from '../support/lock-app';
 import { testPrefix } from '../support/test-prefix';
-import { openObserver, queueOf, until } from './etcd-test-support';
+import { openObserver, queueOf, pollUntil } from './etcd-test-support';
 
 const WAITERS = 4;
 /** etcd's count of watch events it has sent, and of watchers it serves: what "no herd" is measured by. */
@@ -42,11 +42,11 @@ describe('etcd store: a fair queue in etcd', () => {
         }),
       );
       // Queue order is arrival order in etcd: let each waiter's key land before the next one starts.
-      await until(async () => (await queueOf(observer, prefix, 'fifo')).length === i + 1, `waiter ${i} queued`);
+      await pollUntil(async () => (await queueOf(observer, prefix, 'fifo')).length === i + 1, `waiter ${i} queued`);
     }
     expect((await queueOf(observer, prefix, 'fifo')).map((entry) => entry.holder)).toEqual(['app-0', 'app-1', 'app-2', 'app-3', 'app-4']);
     // Every waiter watches exactly one key, its predecessor's.
-    await until(async () => (await cluster.metric(member, WATCHERS)) === WAITERS, 'every waiter watches');
+    await pollUntil(async () => (await cluster.metric(member, WATCHERS)) === WAITERS, 'every waiter watches');
 
     let holder = first;
     for (let next = 1; next <= WAITERS; next++) {

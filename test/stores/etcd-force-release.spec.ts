@@ -4,7 +4,7 @@ import { createEtcdLockStore } from '../../lib/stores/etcd/etcd-client.factory';
 import type { EtcdLockStore } from '../../lib/stores/etcd/etcd-lock.store';
 import { startEtcdCluster, type EtcdCluster } from '../../scripts/servers/etcd-server';
 import { testPrefix } from '../support/test-prefix';
-import { EtcdTap, openObserver, queueOf, until } from './etcd-test-support';
+import { EtcdTap, openObserver, queueOf, pollUntil } from './etcd-test-support';
 
 /**
  * The runbook's force-release takes the holder the operator looked at, never one granted after: with a
@@ -41,7 +41,7 @@ describe('etcd: force-release takes only the holder it meant', () => {
     expect(await a.acquire('k', randomUUID(), 5_000, 'A')).toMatchObject({ acquired: true });
     const tokenB = randomUUID();
     const waiting = b.acquireQueued({ key: 'k', token: tokenB, leaseMs: 5_000, holder: 'B', deadline: Date.now() + 60_000 });
-    await until(async () => (await queueOf(observer, prefix, 'k')).length === 2, 'B is queued behind A');
+    await pollUntil(async () => (await queueOf(observer, prefix, 'k')).length === 2, 'B is queued behind A');
 
     // A's lease runs out right after the operator's call read its TTL, before it revokes it.
     tap.afterNextTtlRead((leaseId) => observer.leaseClient.leaseRevoke({ ID: leaseId }));

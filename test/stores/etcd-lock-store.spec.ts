@@ -7,7 +7,7 @@ import { EtcdKeyLayout } from '../../lib/stores/etcd/etcd-key-layout';
 import { startEtcdCluster, type EtcdCluster } from '../../scripts/servers/etcd-server';
 import { createLockApp } from '../support/lock-app';
 import { testPrefix } from '../support/test-prefix';
-import { EtcdTap, isAcquire, openObserver, queueOf, until } from './etcd-test-support';
+import { EtcdTap, isAcquire, openObserver, queueOf, pollUntil } from './etcd-test-support';
 
 /** A stock-timed member (election 1 s): it grants no lease shorter than 2 s. */
 describe('EtcdLockStore against a real etcd', () => {
@@ -105,10 +105,10 @@ describe('EtcdLockStore against a real etcd', () => {
       (lease) => !leasesBefore.has(lease.ID),
     );
     expect(attempt).toBeDefined();
-    await until(async () => (await observer.leaseClient.leaseTimeToLive({ ID: attempt!.ID })).TTL === '-1', 'the attempt’s lease is revoked');
+    await pollUntil(async () => (await observer.leaseClient.leaseTimeToLive({ ID: attempt!.ID })).TTL === '-1', 'the attempt’s lease is revoked');
     expect(await queueOf(observer, prefix, 'unknown')).toEqual([]);
     // etcd3's circuit breaker keeps failing fast for a few seconds after the failures; then the key is free.
-    await until(
+    await pollUntil(
       () => store.acquire('unknown', randomUUID(), 10_000, 'test').then((result) => result.acquired, () => false),
       'the key is granted again',
     );
@@ -122,10 +122,10 @@ describe('EtcdLockStore against a real etcd', () => {
       const held = await holder.locks.acquire('closing');
       // Two minutes to wait: only the close can end it within this test.
       const waiting = waiter.locks.acquire('closing', { waitMs: 120_000 }).catch((error: unknown) => error);
-      await until(async () => (await queueOf(observer, prefix, 'closing')).length === 2, 'the waiter queued');
+      await pollUntil(async () => (await queueOf(observer, prefix, 'closing')).length === 2, 'the waiter queued');
       await waiter.close();
       expect(await waiting).toBeInstanceOf(LockStoreUnavailableError);
-      await until(async () => (await queueOf(observer, prefix, 'closing')).length === 1, 'the waiter key is gone');
+      await pollUntil(async () => (await queueOf(observer, prefix, 'closing')).length === 1, 'the waiter key is gone');
       await held.release();
     } finally {
       await holder.close();

@@ -5,7 +5,7 @@ import { MEMBER_RETRY_AFTER_MS } from '../../lib/stores/etcd/etcd-host-policy';
 import { startEtcdCluster, type EtcdCluster } from '../../scripts/servers/etcd-server';
 import { createLockApp, type LockApp } from '../support/lock-app';
 import { testPrefix } from '../support/test-prefix';
-import { openObserver, until } from './etcd-test-support';
+import { openObserver, pollUntil } from './etcd-test-support';
 
 /**
  * etcd3 skips a member after three failures in a row (a circuit breaker per member). During an outage of
@@ -50,7 +50,7 @@ describe('etcd: members the client skipped after failures', () => {
     } finally {
       for (const member of cluster.members) member.resume();
     }
-    await until(async () => (await observer.put(`${prefix}probe`).value('1').then(() => true, () => false)), 'the ensemble serves again');
+    await pollUntil(async () => (await observer.put(`${prefix}probe`).value('1').then(() => true, () => false)), 'the ensemble serves again');
     // A call that was still on its way when the members stopped may have failed meanwhile and closed a
     // circuit again for one more second: a short wait covers that, far below etcd3's own five seconds.
     const lease = await app.locks.acquire('after-outage', { waitMs: 3_000 });

@@ -4,7 +4,7 @@ import { createEtcdLockStore } from '../../lib/stores/etcd/etcd-client.factory';
 import type { EtcdLockStore } from '../../lib/stores/etcd/etcd-lock.store';
 import { startEtcdCluster, type EtcdCluster } from '../../scripts/servers/etcd-server';
 import { testPrefix } from '../support/test-prefix';
-import { EtcdTap, openObserver, queueOf, until } from './etcd-test-support';
+import { EtcdTap, openObserver, queueOf, pollUntil } from './etcd-test-support';
 
 /** Keys per page of the runbook's listing (owners.query.ts). */
 const PAGE = 1_000;
@@ -56,9 +56,9 @@ describe('etcd: the runbook lists the queues as they were at one revision', () =
     const gaveUp = new AbortController();
     const request = (holder: string) => ({ key: 'b', token: randomUUID(), leaseMs: 10_000, holder, deadline: Date.now() + 60_000, signal: gaveUp.signal });
     const plain = store.acquireQueued(request('plain')).catch(() => undefined);
-    await until(async () => (await queueOf(observer, prefix, 'b')).length === 2, 'the plain waiter queued');
+    await pollUntil(async () => (await queueOf(observer, prefix, 'b')).length === 2, 'the plain waiter queued');
     const late = store.acquireSharedQueued(request('late reader'), { mode: 'read' }).catch(() => undefined);
-    await until(async () => (await queueOf(observer, prefix, 'b')).length === 3, 'the late reader queued');
+    await pollUntil(async () => (await queueOf(observer, prefix, 'b')).length === 3, 'the late reader queued');
     secondPage.send();
     try {
       // At the first page's revision the reader held alone; at the second one it still does, and the late

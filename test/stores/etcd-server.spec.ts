@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { until } from './etcd-test-support';
+import { pollUntil } from './etcd-test-support';
 
 /** Alive and not a zombie (a killed orphan lingers as one until its new parent reaps it). */
 function isRunning(pid: number): boolean {
@@ -37,7 +37,7 @@ describe('the test etcd server (scripts/servers/etcd-server)', () => {
       });
       const { pid } = JSON.parse(output.trim().split('\n').pop()!) as { pid: number };
       expect(pid).toBeGreaterThan(0);
-      await until(async () => !isRunning(pid), `etcd (pid ${pid}) to be gone`);
+      await pollUntil(async () => !isRunning(pid), `etcd (pid ${pid}) to be gone`);
     } finally {
       rmSync(tmp, { recursive: true, force: true });
     }

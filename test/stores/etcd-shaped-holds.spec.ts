@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { Injectable } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
 import type { Etcd3 } from 'etcd3';
-import { DistributedLock, DistributedLockModule, LockService, LockStoreUnavailableError, type LockShape, type QueuedAcquireOutcome } from '../../lib/index';
+import { LockStoreUnavailableError, type LockShape } from '../../lib/index';
 import { createEtcdLockStore } from '../../lib/stores/etcd/etcd-client.factory';
 import type { EtcdLockStore } from '../../lib/stores/etcd/etcd-lock.store';
 import { startEtcdCluster, type EtcdCluster } from '../../scripts/servers/etcd-server';
+import { runShapedMethods } from '../support/shaped-methods-app';
 import { testPrefix } from '../support/test-prefix';
-import { EtcdTap, isAcquire, openObserver, queueOf, until } from './etcd-test-support';
+import { EtcdTap, isAcquire, openObserver, queueOf, pollUntil } from './etcd-test-support';
+import { expectChangedPermitsInOrder } from './shaped-queue.scenarios';
 
 type TxnRequest = Parameters<Etcd3['kv']['txn']>[0];
 
@@ -49,41 +49,8 @@ describe('etcd: read/write locks and semaphores, each hold its own key', () => {
     await cluster.stop();
   });
 
-  it('starts an application whose locked methods read, write and take permits on etcd, and runs them', async () => {
-    @Injectable()
-    class Reports {
-      constructor(readonly locks: LockService) {}
-
-      @DistributedLock({ key: 'report:{id}', mode: 'read' })
-      async read(id: string): Promise<string | undefined> {
-        return this.locks.current()?.key;
-      }
-
-      @DistributedLock({ key: 'report:{id}', mode: 'write' })
-      async rebuild(id: string): Promise<number> {
-        return this.locks.current()!.fencingToken;
-      }
-
-      @DistributedLock({ key: 'partner', permits: 2 })
-      async quote(id: string): Promise<string> {
-        return `quote ${id}`;
-      }
-    }
-    const moduleRef = await Test.createTestingModule({
-      imports: [DistributedLockModule.forRoot({ store: 'etcd', etcd: cluster.endpoints, keyPrefix: prefix })],
-      providers: [Reports],
-    }).compile();
-    const nest = await moduleRef.createNestApplication({ logger: false }).init();
-    try {
-      const reports = nest.get(Reports);
-      expect(await Promise.all([reports.read('1'), reports.read('1')])).toEqual(['report:1', 'report:1']);
-      expect(await reports.rebuild('1')).toBeGreaterThan(0);
-      expect(await Promise.all([reports.quote('a'), reports.quote('b'), reports.quote('c')])).toEqual(['quote a', 'quote b', 'quote c']);
-      expect(await holders('report:1')).toEqual([]);
-    } finally {
-      await nest.close();
-    }
-  });
+  it('starts an application whose locked methods read, write and take permits on etcd, and runs them', () =>
+    runShapedMethods({ store: 'etcd', etcd: cluster.endpoints, keyPrefix: prefix }, async () => expect(await holders('report:1')).toEqual([])));
 
   it.each<[string, LockShape, (request: TxnRequest) => boolean]>([
     ['reader', { mode: 'read' }, isReaderAttempt],
@@ -95,7 +62,7 @@ describe('etcd: read/write locks and semaphores, each hold its own key', () => {
     await expect(impatient.acquireShared(key, shape, randomUUID(), 120_000, 'late')).rejects.toBeInstanceOf(LockStoreUnavailableError);
     await late.landed;
     late.deliver();
-    await until(async () => (await holders(key)).length === 0, 'the late key is gone');
+    await pollUntil(async () => (await holders(key)).length === 0, 'the late key is gone');
     expect(await store.acquireShared(key, { mode: 'write' }, randomUUID(), 10_000, 'next')).toMatchObject({ acquired: true });
   });
 
@@ -156,11 +123,11 @@ describe('etcd: read/write locks and semaphores, each hold its own key', () => {
     const writer = wait(store, 'writer', { mode: 'write' });
     let measured: Promise<unknown> | undefined;
     try {
-      await until(async () => (await holders(key)).length === 21, 'the writer queued');
+      await pollUntil(async () => (await holders(key)).length === 21, 'the writer queued');
       const reads = tap.recordTxnReads();
       measured = wait(patient, name, shape);
       // Its look when its watch is confirmed, and two periodic ones (every third of its lease).
-      await until(async () => reads.txns.filter((read) => !read.puts).length >= 3, 'three looks', 10_000);
+      await pollUntil(async () => reads.txns.filter((read) => !read.puts).length >= 3, 'three looks', 10_000);
       reads.stop();
       const looks = reads.txns.filter((read) => !read.puts);
       expect(looks.every((look) => look.keys <= ranges && look.values === 0)).toBe(true);
@@ -178,19 +145,19 @@ describe('etcd: read/write locks and semaphores, each hold its own key', () => {
     await store.acquireShared(key, { permits: 2 }, b, 10_000, 'b');
     const gaveUp = new AbortController();
     const writer = store.acquireSharedQueued({ key, token: randomUUID(), leaseMs: 10_000, holder: 'writer', deadline: Date.now() + 60_000, signal: gaveUp.signal }, { mode: 'write' });
-    await until(async () => (await holders(key)).length === 3, 'the writer queued');
+    await pollUntil(async () => (await holders(key)).length === 3, 'the writer queued');
     const token = randomUUID();
     let granted = false;
     const waiter = patient.acquireSharedQueued({ key, token, leaseMs: 10_000, holder: 'c', deadline: Date.now() + 60_000 }, { permits: 2 }).then((outcome) => {
       granted = true;
       return outcome;
     });
-    await until(async () => (await holders(key)).length === 4, 'the permit waiter queued');
+    await pollUntil(async () => (await holders(key)).length === 4, 'the permit waiter queued');
     const reads = tap.recordTxnReads();
     gaveUp.abort(new Error('the writer gave up'));
     await expect(writer).rejects.toThrow('the writer gave up');
     // Woken by the writer's deletion, it looks again (and twice, so the first look's answer was acted on).
-    await until(async () => granted || reads.txns.filter((read) => !read.puts).length >= 2, 'two looks after the writer went', 20_000);
+    await pollUntil(async () => granted || reads.txns.filter((read) => !read.puts).length >= 2, 'two looks after the writer went', 20_000);
     reads.stop();
     expect(granted).toBe(false);
     expect(await store.release(key, a, 0)).toBe(true);
@@ -212,31 +179,6 @@ describe('etcd: read/write locks and semaphores, each hold its own key', () => {
     for (const token of [a, b, c]) expect(await store.release('moved', token, 0)).toBe(true);
   });
 
-  it('serves a changed N first come first served: a waiter of a lowered N waits for fewer holders than it, and a larger N behind it waits for it', async () => {
-    const [a, b] = [randomUUID(), randomUUID()];
-    await store.acquireShared('lowered', { permits: 3 }, a, 10_000, 'a');
-    await store.acquireShared('lowered', { permits: 3 }, b, 10_000, 'b');
-    const order: string[] = [];
-    const [tokenX, tokenY] = [randomUUID(), randomUUID()];
-    const wait = (holder: string, token: string, shape: LockShape): Promise<QueuedAcquireOutcome> =>
-      store
-        .acquireSharedQueued({ key: 'lowered', token, leaseMs: 10_000, holder, deadline: Date.now() + 60_000 }, shape)
-        .then((outcome) => (order.push(holder), outcome));
-    const x = wait('x', tokenX, { permits: 1 });
-    await until(async () => (await holders('lowered')).length === 3, 'x queued');
-    const y = wait('y', tokenY, { permits: 3 });
-    await until(async () => (await holders('lowered')).length === 4, 'y queued');
-    // Two hold, fewer than y's N, but x came first and needs fewer than one.
-    expect(await store.acquireShared('lowered', { permits: 3 }, randomUUID(), 10_000, 'once')).toMatchObject({ acquired: false });
-    expect(await store.release('lowered', a, 0)).toBe(true);
-    expect(await store.release('lowered', b, 0)).toBe(true);
-    const [granted, behind] = await Promise.all([x, y]);
-    expect(order).toEqual(['x', 'y']);
-    // y counts x, the one holder, against its own N of 3: both hold.
-    expect((await store.list('lowered')).map((lock) => lock.holder)).toEqual(['x', 'y']);
-    const fence = (outcome: QueuedAcquireOutcome): number => (outcome.result.acquired ? outcome.result.fencingToken : NaN);
-    expect(fence(behind)).toBeGreaterThan(fence(granted));
-    expect(await store.release('lowered', tokenX, 0)).toBe(true);
-    expect(await store.release('lowered', tokenY, 0)).toBe(true);
-  });
+  it('serves a changed N first come first served: a waiter of a lowered N waits for fewer holders than it, and a larger N behind it waits for it', () =>
+    expectChangedPermitsInOrder({ holders }, store));
 });

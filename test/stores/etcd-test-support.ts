@@ -17,14 +17,8 @@ export async function queueOf(observer: Etcd3, keyPrefix: string, key: string): 
   }));
 }
 
-/** Polls a condition that etcd exposes (queue length, a metric), not a guessed sleep. */
-export async function until(condition: () => Promise<boolean>, what: string, withinMs = 30_000): Promise<void> {
-  const deadline = Date.now() + withinMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
+/** Polls a condition the server exposes (queue length, a count), bounded and named: see pollUntil. */
+export { pollUntil } from '../support/until';
 
 type TxnRequest = Parameters<Etcd3['kv']['txn']>[0];
 type RangeRequest = Parameters<Etcd3['kv']['range']>[0];

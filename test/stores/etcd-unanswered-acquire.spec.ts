@@ -7,7 +7,7 @@ import { EtcdKeyLayout } from '../../lib/stores/etcd/etcd-key-layout';
 import type { EtcdLockStore } from '../../lib/stores/etcd/etcd-lock.store';
 import { startEtcdCluster, type EtcdCluster } from '../../scripts/servers/etcd-server';
 import { testPrefix } from '../support/test-prefix';
-import { EtcdTap, isAcquire, openObserver, until } from './etcd-test-support';
+import { EtcdTap, isAcquire, openObserver, pollUntil } from './etcd-test-support';
 
 /**
  * An acquisition whose answer never came may have put its key: the store revokes that lease, and keeps
@@ -58,7 +58,7 @@ describe('etcd: an acquisition whose answer came too late', () => {
       expect(Number((await observer.leaseClient.leaseTimeToLive({ ID: orphan!.lease })).TTL)).toBeGreaterThan(0);
       tap.refuseRevokes(false);
       late.deliver();
-      await until(async () => (await observer.kv.range({ key: start, range_end })).kvs.length === 0, 'the orphaned key is gone', 10_000);
+      await pollUntil(async () => (await observer.kv.range({ key: start, range_end })).kvs.length === 0, 'the orphaned key is gone', 10_000);
     } finally {
       clearInterval(timer);
       refresh.end();

@@ -7,7 +7,7 @@ import type { EtcdLockStore } from '../../lib/stores/etcd/etcd-lock.store';
 import { startEtcdCluster, type EtcdCluster } from '../../scripts/servers/etcd-server';
 import { createLockApp, type LockApp } from '../support/lock-app';
 import { testPrefix } from '../support/test-prefix';
-import { EtcdTap, isLeaseMove, openObserver, until } from './etcd-test-support';
+import { EtcdTap, isLeaseMove, openObserver, pollUntil } from './etcd-test-support';
 
 /**
  * `extend(ms)` moves the holder's key to a new etcd lease. When the move's answer never comes back (it
@@ -78,7 +78,7 @@ describe('etcd: lease moves whose answer came too late', () => {
     expect(next.fencingToken).toBeGreaterThan(lease.fencingToken);
     await next.release();
     // Neither the old lease nor the adopted one is left behind.
-    await until(async () => (await observer.leaseClient.leaseLeases()).leases.length === 0, 'every lease is revoked');
+    await pollUntil(async () => (await observer.leaseClient.leaseLeases()).leases.length === 0, 'every lease is revoked');
   });
 
   it('settles an unanswered extend at the next renewal when etcd could not say at once where the key went', async () => {

@@ -5,7 +5,7 @@ import { RedisKeyLayout } from '../../lib/stores/redis/redis-key-layout';
 import { RedisLockStore } from '../../lib/stores/redis/redis-lock.store';
 import { parseLockValue } from '../../lib/stores/redis/scripts/lock-value';
 import { redisUrl } from '../support/test-prefix';
-import { until } from '../support/until';
+import { spinUntil } from '../support/until';
 
 /**
  * The scripts rebuild the queue, channel and counter names from the lock key and the prefix's length.
@@ -30,7 +30,7 @@ describe('a keyPrefix with a non-ASCII character', () => {
     const next = randomUUID();
     expect((await a!.acquire('k', first, 30_000, 'test')).acquired).toBe(true);
     const waiting = b!.acquireQueued!({ key: 'k', token: next, leaseMs: 30_000, holder: 'test', deadline: Date.now() + 30_000 });
-    await until(async () => (await redis.llen(layout.queueKey(layout.lockKey('k')))) === 1);
+    await spinUntil(async () => (await redis.llen(layout.queueKey(layout.lockKey('k')))) === 1);
     expect(await a!.release('k', first, 0)).toBe(true);
     const stored = await redis.get(layout.lockKey('k'));
     expect(stored && parseLockValue(stored)?.token).toBe(next);

@@ -6,7 +6,7 @@ import { RedisLockStore } from '../../lib/stores/redis/redis-lock.store';
 import { startRedisServer } from '../../scripts/servers/redis-server';
 import { moduleStartError } from '../support/module-start';
 import { redisUrl, testPrefix } from '../support/test-prefix';
-import { until } from '../support/until';
+import { spinUntil } from '../support/until';
 
 /**
  * `replicas: N` on a server that refuses WAIT (an ACL user without it; a managed service that disables
@@ -62,7 +62,7 @@ describe('Redis: replicas where WAIT is refused', () => {
       await admin.config('SET', 'busy-reply-threshold', '1');
       // A script that runs until it is killed: every other command is answered BUSY meanwhile.
       const running = busy.eval('while true do end', 0).catch((error: unknown) => error);
-      await until(async () => /^BUSY/.test(String(await admin.ping().catch((error: Error) => error.message))));
+      await spinUntil(async () => /^BUSY/.test(String(await admin.ping().catch((error: Error) => error.message))));
       const failure = await store.checkAcknowledgements().catch((error: unknown) => error);
       expect(failure).toBeInstanceOf(LockStoreUnavailableError);
       expect(failure).not.toBeInstanceOf(LockConfigError);

@@ -25,8 +25,8 @@ export interface SharedContractOptions {
    *   out for that long, and each attempt of the same token starts it anew (Redis, PostgreSQL, memory:
    *   their waiters retry `acquireShared`). Only readers: other writers are not kept out by it.
    * - `'queue'`: only a writer waiting in the store's own queue (`acquireSharedQueued`) keeps them out; a
-   *   single attempt keeps nobody out, whatever its `waitingMs` (etcd, whose waiting writers LockService
-   *   always queues).
+   *   single attempt keeps nobody out, whatever its `waitingMs` (etcd and ZooKeeper, whose waiting writers
+   *   LockService always queues).
    * @default 'single-attempts'
    */
   readonly waitingWriters?: 'single-attempts' | 'queue';
@@ -34,7 +34,7 @@ export interface SharedContractOptions {
 
 /**
  * The contract of `LockStore.acquireShared`, one section per shape: read/write locks and semaphores, as
- * every store that offers them keeps it (the Redis, PostgreSQL, etcd and memory stores run it).
+ * every store that offers them keeps it (the Redis, PostgreSQL, etcd, ZooKeeper and memory stores run it).
  */
 export function describeSharedLockStoreContract(name: string, create: () => Promise<ContractSubject>, contract: SharedContractOptions = {}): void {
   describe(`${name} keeps the shared lock contract`, () => {

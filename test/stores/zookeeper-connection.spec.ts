@@ -1,7 +1,7 @@
 import { ZookeeperConnection } from '../../lib/stores/zookeeper/client/zookeeper-connection';
 import { loadZookeeper } from '../../lib/stores/zookeeper/zookeeper.loader';
 import { startZookeeperEnsemble, type ZookeeperEnsemble, type ZookeeperMember } from '../../scripts/servers/zookeeper-server';
-import { until } from './zookeeper-test-support';
+import { pollUntil } from './zookeeper-test-support';
 
 const SESSION_MS = 3_000;
 
@@ -53,7 +53,7 @@ describe('ZooKeeper connection (node-zookeeper-client with a read timeout and a 
     try {
       const pausedAt = Date.now();
       // Without a read timeout this request would wait for the paused member forever.
-      await until(async () => (await connection.client.exists('/').catch(() => 'retry')) !== 'retry', 'a request is answered');
+      await pollUntil(async () => (await connection.client.exists('/').catch(() => 'retry')) !== 'retry', 'a request is answered');
       const movedAfterMs = Date.now() - pausedAt;
       expect(movedAfterMs).toBeLessThan(SESSION_MS);
       expect(connection.client.sessionId).toBe(sessionId);

@@ -2,7 +2,7 @@ import type { Lease } from '../../lib/index';
 import { startZookeeperEnsemble, type ZookeeperEnsemble } from '../../scripts/servers/zookeeper-server';
 import { createLockApp, type LockApp } from '../support/lock-app';
 import { testPrefix } from '../support/test-prefix';
-import { openObserver, queueOf, until, type ZookeeperObserver } from './zookeeper-test-support';
+import { openObserver, queueOf, pollUntil, type ZookeeperObserver } from './zookeeper-test-support';
 
 const WAITERS = 4;
 
@@ -40,7 +40,7 @@ describe('ZooKeeper store: a fair queue of sequential nodes', () => {
         }),
       );
       // Queue order is arrival order in ZooKeeper: let each waiter's node land before the next one starts.
-      await until(async () => (await queueOf(observer, prefix, 'fifo')).length === i + 1, `waiter ${i} queued`);
+      await pollUntil(async () => (await queueOf(observer, prefix, 'fifo')).length === i + 1, `waiter ${i} queued`);
     }
     const queue = await queueOf(observer, prefix, 'fifo');
     expect(queue.map((entry) => entry.holder)).toEqual(['app-0', 'app-1', 'app-2', 'app-3', 'app-4']);
@@ -51,7 +51,7 @@ describe('ZooKeeper store: a fair queue of sequential nodes', () => {
       // Every waiter still in line watches exactly one node, its predecessor's, and nobody else watches
       // it: a release fires one watch event, to the next waiter, none to those further back (no herd).
       const predecessors = queue.slice(next - 1, WAITERS).map((entry) => entry.path);
-      await until(async () => {
+      await pollUntil(async () => {
         const watched = [...(await member.watchesByPath())].filter(([path]) => path.startsWith(`${lockPath}/`));
         return watched.length === predecessors.length && predecessors.every((path) => watched.some(([p, sessions]) => p === path && sessions.length === 1));
       }, `each of the ${WAITERS - next + 1} waiters watches its predecessor alone`);
@@ -62,6 +62,6 @@ describe('ZooKeeper store: a fair queue of sequential nodes', () => {
       holder = lease;
     }
     await holder.release();
-    await until(async () => (await queueOf(observer, prefix, 'fifo')).length === 0, 'the queue is empty');
+    await pollUntil(async () => (await queueOf(observer, prefix, 'fifo')).length === 0, 'the queue is empty');
   });
 });

@@ -4,7 +4,7 @@ import type { ZookeeperLockStore } from '../../lib/stores/zookeeper/zookeeper-lo
 import { ZookeeperKeyLayout } from '../../lib/stores/zookeeper/zookeeper-key-layout';
 import { startZookeeperEnsemble, type ZookeeperEnsemble } from '../../scripts/servers/zookeeper-server';
 import { testPrefix } from '../support/test-prefix';
-import { openObserver, until, type ZookeeperObserver } from './zookeeper-test-support';
+import { openObserver, pollUntil, type ZookeeperObserver } from './zookeeper-test-support';
 
 const token = (): string => randomBytes(16).toString('base64url');
 
@@ -37,7 +37,7 @@ describe('ZooKeeper store: lock parents do not pile up', () => {
     expect(granted.acquired).toBe(true);
     expect(await parentOf('parent:1')).toBe(true);
     await store.release('parent:1', first, 0);
-    await until(async () => !(await parentOf('parent:1')), 'the empty parent is deleted');
+    await pollUntil(async () => !(await parentOf('parent:1')), 'the empty parent is deleted');
 
     const again = await store.acquire('parent:1', token(), 5_000, 'test');
     expect(again.acquired && granted.acquired && again.fencingToken > granted.fencingToken).toBe(true);
@@ -50,7 +50,7 @@ describe('ZooKeeper store: lock parents do not pile up', () => {
     expect(waited.result.acquired).toBe(false);
     expect(await parentOf('parent:2')).toBe(true);
     await store.release('parent:2', holder, 0);
-    await until(async () => !(await parentOf('parent:2')), 'the empty parent is deleted');
+    await pollUntil(async () => !(await parentOf('parent:2')), 'the empty parent is deleted');
   });
 
   it('leaves no parent behind for a key only watched (onRelease), and still reports its release', async () => {
@@ -60,8 +60,8 @@ describe('ZooKeeper store: lock parents do not pile up', () => {
     const held = token();
     await store.acquire('parent:3', held, 5_000, 'test');
     await store.release('parent:3', held, 0);
-    await until(async () => released > 0, 'the watch reports the release');
+    await pollUntil(async () => released > 0, 'the watch reports the release');
     stop();
-    await until(async () => !(await parentOf('parent:3')), 'the empty parent is deleted');
+    await pollUntil(async () => !(await parentOf('parent:3')), 'the empty parent is deleted');
   });
 });

@@ -5,7 +5,9 @@ import { createZookeeperLockStore } from '../../lib/stores/zookeeper/zookeeper-c
 import { startZookeeperEnsemble, type ZookeeperEnsemble } from '../../scripts/servers/zookeeper-server';
 import { createLockApp } from '../support/lock-app';
 import { moduleStartError } from '../support/module-start';
+import { runShapedMethods } from '../support/shaped-methods-app';
 import { testPrefix } from '../support/test-prefix';
+import { openObserver, queueOf } from './zookeeper-test-support';
 
 describe("store: 'zookeeper' in the module", () => {
   let ensemble: ZookeeperEnsemble;
@@ -56,6 +58,18 @@ describe("store: 'zookeeper' in the module", () => {
       await expect(app.locks.acquire('order:2', { leaseMs: 500 })).rejects.toBeInstanceOf(LockConfigError);
     } finally {
       await app.close();
+    }
+  });
+
+  it('starts an application whose locked methods read, write and take permits on ZooKeeper, and runs them', async () => {
+    const keyPrefix = testPrefix(`${__filename}:shapes`);
+    const observer = await openObserver(ensemble);
+    try {
+      await runShapedMethods({ store: 'zookeeper', zookeeper: ensemble.connect, leaseMs: 5_000, keyPrefix }, async () =>
+        expect(await queueOf(observer, keyPrefix, 'report:1')).toEqual([]),
+      );
+    } finally {
+      await observer.close();
     }
   });
 

@@ -1,4 +1,4 @@
-import type { ZookeeperEnsemble } from '../../scripts/servers/zookeeper-server';
+import type { ZookeeperEnsemble, ZookeeperMember } from '../../scripts/servers/zookeeper-server';
 import { ZookeeperConnection } from '../../lib/stores/zookeeper/client/zookeeper-connection';
 import type { ZookeeperClient } from '../../lib/stores/zookeeper/zookeeper-client.interface';
 import { loadZookeeper } from '../../lib/stores/zookeeper/zookeeper.loader';
@@ -29,11 +29,25 @@ export async function queueOf({ client: observer }: ZookeeperObserver, keyPrefix
   return entries.filter((entry): entry is { path: string; holder: string } => entry !== undefined);
 }
 
-/** Polls a condition that ZooKeeper exposes (queue length, watches), not a guessed sleep. */
-export async function until(condition: () => Promise<boolean>, what: string, withinMs = 30_000): Promise<void> {
-  const deadline = Date.now() + withinMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
+/** Polls a condition the server exposes (queue length, a count), bounded and named: see pollUntil. */
+export { pollUntil } from '../support/until';
+
+/** A session id as the store and `ZookeeperStat.ephemeralOwner` write it: hex, no `0x`, no leading zeros. */
+function sessionId(hex: string): string {
+  return hex.replace(/^0x/, '').replace(/^0+(?=.)/, '');
+}
+
+/** The session that owns a contender's node (its ephemeral owner), or undefined once it is gone. */
+export async function sessionOf({ client: observer }: ZookeeperObserver, path: string): Promise<string | undefined> {
+  return (await observer.exists(path))?.ephemeralOwner;
+}
+
+/** Which nodes under `lockPath` each session watches, from the member's own table of watches (`wchp`). */
+export async function watchesBySession(member: ZookeeperMember, lockPath: string): Promise<Map<string, string[]>> {
+  const bySession = new Map<string, string[]>();
+  for (const [path, sessions] of await member.watchesByPath()) {
+    if (!path.startsWith(`${lockPath}/`)) continue;
+    for (const session of sessions.map(sessionId)) bySession.set(session, [...(bySession.get(session) ?? []), path].sort());
   }
+  return bySession;
 }

@@ -1,4 +1,5 @@
 import type { LockShapeName } from '../lock-shape.js';
+import type { QueueShape } from '../queue/queue-order.js';
 
 /**
  * Ends a lock's name inside its etcd keys. Lock keys and key prefixes never contain control characters
@@ -8,13 +9,11 @@ import type { LockShapeName } from '../lock-shape.js';
 const SEPARATOR = '\u0000';
 
 /**
- * What a queue key was written for: a plain (exclusive) lock, or one shape of a read/write lock or
- * semaphore. A plain key is named by its lease alone (as before shapes existed); a shaped one carries a
- * letter before the lease. The letters sort after every hex digit and in this order (`p` < `r` < `w`), so
- * every key that is not a reader's lies in two ranges around the readers' (see `nonReaderRanges`).
+ * The letter of a shaped queue key. A plain key is named by its lease alone (as before shapes existed); a
+ * shaped one carries a letter before the lease. The letters sort after every hex digit and in this order
+ * (`p` < `r` < `w`), so every key that is not a reader's lies in two ranges around the readers' (see
+ * `nonReaderRanges`).
  */
-export type QueueShape = 'plain' | LockShapeName;
-
 const LETTERS: Readonly<Record<LockShapeName, string>> = { permits: 'p', read: 'r', write: 'w' };
 const SHAPES: Readonly<Record<string, LockShapeName>> = { p: 'permits', r: 'read', w: 'write' };
 const NAME = /^([prw]?)([0-9a-f]{16})$/;
@@ -24,7 +23,7 @@ export interface WaiterValue {
   readonly holder: string;
   /** The lease length the holder asked for (or the minimum hold, once released with one), in ms. */
   readonly leaseMs: number;
-  /** A semaphore's N as its holder asked for it: later permit keys are admitted by it (see etcd-queue-order). */
+  /** A semaphore's N as its holder asked for it: later permit keys are admitted by it (see queue/queue-order.ts). */
   readonly permits?: number;
 }
 

@@ -3,7 +3,8 @@ import type { ForceReleaseResult, HeldLock } from '../lock-store.interface.js';
 import type { EtcdCommands } from './etcd-commands.js';
 import { decodeWaiterValue, type EtcdKeyLayout } from './etcd-key-layout.js';
 import { remainingMs } from './etcd-lease-length.js';
-import { holdingCount, queueEntryOf } from './etcd-queue-order.js';
+import { holdingCount } from '../queue/queue-order.js';
+import { queueEntryOf } from './etcd-queue-order.js';
 import { revision, type EtcdRpc, type KeyValue } from './txns/etcd-rpc.js';
 import { leaseTtl, revokeLease } from './txns/leases.rpc.js';
 import { allKeysQuery, keyQuery, ownerQuery, queueQuery } from './txns/owners.query.js';
@@ -17,7 +18,7 @@ const FORCE_RELEASE_ROUNDS = 5;
 
 /**
  * The read side of the runbook (inspect, list) and its one deliberate override (force-release). A lock is
- * held by the front of its queue (etcd-queue-order.ts): one plain holder or writer, or every reader or
+ * held by the front of its queue (queue/queue-order.ts): one plain holder or writer, or every reader or
  * permit holder, each listed on its own line with its shape, fencing token and TTL; waiters are not listed.
  */
 export class EtcdLockInspection {

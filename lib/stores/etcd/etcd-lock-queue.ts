@@ -2,8 +2,8 @@ import type { Wake } from '../../support/wake.js';
 import type { QueuedAcquireOutcome, QueuedAcquireRequest } from '../lock-store.interface.js';
 import { waitInStoreQueue, type QueueAttempts, type QueueLook, type QueuePlace } from '../queue/store-queue-wait.js';
 import type { DeletionWatch } from './etcd-deletion-watch.js';
-import type { QueueShape } from './etcd-key-layout.js';
-import { queueWait, type QueueEntry, type QueueWait } from './etcd-queue-order.js';
+import { queueWait, type QueueShape } from '../queue/queue-order.js';
+import type { QueueEntry, QueueWait } from './etcd-queue-order.js';
 
 /** A waiter's place: its own etcd lease, and (once put) its key with its create revision. */
 export interface QueueTicket {
@@ -50,7 +50,7 @@ export interface QueueBackend {
  * A fair wait in etcd, for a plain lock (after `concurrency.Mutex.Lock`), a read/write lock or a semaphore
  * (after `recipes.RWMutex`), all in the lock's one queue; the loop is `waitInStoreQueue`. The waiter puts
  * its key (shape `plain` has no letter) at the back, on its own lease kept alive every third of it, and
- * holds once the queue's rule admits it (etcd-queue-order.ts); its key's create revision is the fencing
+ * holds once the queue's rule admits it (queue/queue-order.ts); its key's create revision is the fencing
  * token. Between looks it watches what it waits for and nothing else, so a release wakes only waiters it
  * may admit: a plain waiter or a writer the key just before it, a reader the last key before it that is
  * not a reader, each for its deletion; a permit waiter behind a waiting permit key watches that key, which

@@ -42,7 +42,7 @@ export interface EtcdLockStoreOptions {
  * The lease protocol on etcd, after its `concurrency.Mutex` and `recipes.RWMutex`: every acquisition puts
  * its own key under the lock's prefix, attached to its own etcd lease; the keys queue by create revision,
  * the front of the queue holds (one plain holder or writer, readers together, up to N permit holders: see
- * etcd-queue-order.ts), and a holder's create revision is its fencing token (strictly increasing,
+ * queue/queue-order.ts), and a holder's create revision is its fencing token (strictly increasing,
  * linearizable, kept through member failures). Waiters queue in etcd itself and each watches only what it
  * waits for (a plain waiter its predecessor). Renewals are explicit keep-alives
  * the library's watchdog sends, never etcd3's background keep-alive (which reports a loss only after two
@@ -85,7 +85,7 @@ export class EtcdLockStore implements LockStore {
   /**
    * Read/write locks and semaphores, one attempt (see EtcdSingleAttempts): the shaped key is put only
    * where the lock's queue admits it at once; a plain lock and every shape share that one queue, so they
-   * exclude each other as its rule says (etcd-queue-order.ts).
+   * exclude each other as its rule says (queue/queue-order.ts).
    */
   async acquireShared(key: string, shape: LockShape, token: string, leaseMs: number, holder: string): Promise<AcquireResult> {
     assertOwnershipToken(token);

@@ -1,5 +1,6 @@
 import { watchDeletions } from './etcd-deletion-watch.js';
-import { encodeWaiterValue, type QueueShape } from './etcd-key-layout.js';
+import type { QueueShape } from '../queue/queue-order.js';
+import { encodeWaiterValue } from './etcd-key-layout.js';
 import type { QueueBackend } from './etcd-lock-queue.js';
 import { queueEntryOf, type QueueEntry } from './etcd-queue-order.js';
 import type { EtcdStoreContext } from './etcd-store-context.js';

@@ -2,7 +2,8 @@ import { lockShapeName, type LockShape } from '../lock-shape.js';
 import type { AcquireResult } from '../lock-store.interface.js';
 import type { EtcdLease } from './etcd-grants.js';
 import { decodeWaiterValue, encodeWaiterValue } from './etcd-key-layout.js';
-import { queueEntryOf, queueWait } from './etcd-queue-order.js';
+import { queueWait } from '../queue/queue-order.js';
+import { queueEntryOf } from './etcd-queue-order.js';
 import type { EtcdStoreContext } from './etcd-store-context.js';
 import { acquireTxn, type AcquireTxnInput } from './txns/acquire.txn.js';
 import { revision, type KeyValue } from './txns/etcd-rpc.js';
@@ -22,7 +23,7 @@ type Attempt = { readonly granted: true; readonly fencingToken: number } | { rea
 /**
  * Single attempts (`acquire`, `acquireShared`). A plain lock's key is put only on an empty lock (one
  * transaction), as etcd's `Mutex.TryLock` does. A read/write lock's or semaphore's key is put only where the
- * queue's rule (etcd-queue-order.ts) admits it at the back of the queue, so a denied attempt leaves
+ * queue's rule (queue/queue-order.ts) admits it at the back of the queue, so a denied attempt leaves
  * nothing behind and never overtakes a waiter. A writer is granted on an empty lock (as a plain lock is),
  * a reader on a lock of readers only (one transaction comparing the two non-reader ranges empty), a permit
  * when the queue read just before holds only permit holders, fewer than its N (then a transaction that puts

@@ -25,8 +25,17 @@ export interface QueuePlace {
   end(granted: boolean): void;
 }
 
-/** Longest pause between two looks at the queue when no watch fired (in case one missed a deletion). */
-const MAX_RECHECK_MS = 5_000;
+/**
+ * When a waiter looks at the queue again though no watch fired (in case one missed a deletion): `firstMs`
+ * after a look, doubling while nothing happens, at most `maxMs`, each pause shortened by up to half (jitter).
+ */
+export interface QueueRechecks {
+  readonly firstMs: number;
+  readonly maxMs: number;
+}
+
+/** A rare safety net, never a steady poll: 500 ms doubling to 5 s. */
+export const QUEUE_RECHECKS: QueueRechecks = { firstMs: 500, maxMs: 5_000 };
 
 /**
  * A fair wait in a queue the store keeps (etcd's `concurrency.Mutex`, Curator's `InterProcessMutex`): the
@@ -37,7 +46,7 @@ const MAX_RECHECK_MS = 5_000;
  * place up. Store errors are retried with backoff until the deadline, and the last one is what the caller
  * gets if no look succeeded after it.
  */
-export async function waitInStoreQueue(request: QueuedAcquireRequest, place: QueuePlace): Promise<QueuedAcquireOutcome> {
+export async function waitInStoreQueue(request: QueuedAcquireRequest, place: QueuePlace, rechecks = QUEUE_RECHECKS): Promise<QueuedAcquireOutcome> {
   const { deadline, signal } = request;
   const wake = new Wake();
   const attempts: QueueAttempts = { count: 0 };
@@ -60,7 +69,7 @@ export async function waitInStoreQueue(request: QueuedAcquireRequest, place: Que
         }
         failures = 0;
         lastError = undefined;
-        const recheckMs = Math.min(MAX_RECHECK_MS, 500 * 2 ** quietRechecks) * (0.5 + Math.random() / 2);
+        const recheckMs = Math.min(rechecks.maxMs, rechecks.firstMs * 2 ** quietRechecks) * (0.5 + Math.random() / 2);
         await wake.wait(Math.min(deadline, looked.lookBy ?? Infinity, Date.now() + recheckMs), signal);
         quietRechecks = wake.count === seen ? Math.min(quietRechecks + 1, 8) : 0;
       } catch (error) {

@@ -1,5 +1,5 @@
 import { isZookeeperConnectionOption } from './zookeeper-connection-option';
-import { decodeContenderValue, encodeNodeName, sortContenders, ZookeeperKeyLayout } from './zookeeper-key-layout';
+import { contenderShapeOf, decodeContenderValue, encodeNodeName, newNonce, sortContenders, ZookeeperKeyLayout, type ContenderShape } from './zookeeper-key-layout';
 
 describe('ZookeeperKeyLayout', () => {
   it('gives every key its own parent node whatever characters it holds, and reads the key back', () => {
@@ -18,6 +18,26 @@ describe('ZookeeperKeyLayout', () => {
       'lock-aa-0000000009',
       'lock-ff-0000000010',
     ]);
+  });
+
+  it.each<ContenderShape>([
+    { shape: 'plain', permits: 0 },
+    { shape: 'read', permits: 0 },
+    { shape: 'write', permits: 0 },
+    { shape: 'permits', permits: 1 },
+    { shape: 'permits', permits: 250 },
+  ])('names a contender of %j so that its shape reads back, in the plain form earlier versions count as exclusive', (shape) => {
+    const name = `${new ZookeeperKeyLayout('lock:').contenderPrefix('k', newNonce(shape)).split('/').pop()}0000000042`;
+    // What an instance of an earlier version (plain locks only) takes for a contender: it waits for this one.
+    expect(name).toMatch(/^lock-([0-9a-f]+)-(\d{10})$/);
+    expect(contenderShapeOf(name)).toEqual(shape);
+  });
+
+  it('reads a contender of an earlier version, or with a tag it does not know, as plain: exclusive, it holds its place', () => {
+    expect(contenderShapeOf('lock-0123456789ab-0000000001')).toEqual({ shape: 'plain', permits: 0 });
+    expect(contenderShapeOf('lock-ff-0000000001')).toEqual({ shape: 'plain', permits: 0 });
+    expect(contenderShapeOf('lock-0123456789ab9-0000000001')).toEqual({ shape: 'plain', permits: 0 });
+    expect(contenderShapeOf('lock-0123456789ab30-0000000001')).toEqual({ shape: 'plain', permits: 0 });
   });
 
   it('reads a node written by something else as a holder of unknown name and length', () => {

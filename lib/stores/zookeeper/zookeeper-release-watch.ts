@@ -1,20 +1,23 @@
 import { retryDelayMs } from '../../support/retry-delay.js';
+import { holdingCount } from '../queue/queue-order.js';
 import { ZK, isNodeReply } from './zookeeper-reply.js';
-import { sortContenders } from './zookeeper-key-layout.js';
+import { queueEntriesOf, sortContenders } from './zookeeper-key-layout.js';
 import type { ZookeeperStoreContext } from './zookeeper-store-context.js';
 import type { ZookeeperSession } from './zookeeper-session.js';
 
 /**
  * Release notifications for one key: a child watch on the lock's parent, re-armed at every event. A
- * release (the holder's node deleted) calls the listener; a new waiter or a minimum hold (a value change)
- * does not. A key nobody holds may have no parent node (the last release deleted it): the watch then
- * waits for its creation instead, and never creates it (a watched, unused key leaves no node behind).
+ * release (a holder's node deleted: the one plain holder or writer, or any reader or permit holder)
+ * calls the listener; a new waiter or a minimum hold (a value change) does not. A key nobody holds may
+ * have no parent node (the last release deleted it): the watch then waits for its creation instead, and
+ * never creates it (a watched, unused key leaves no node behind).
  * Watches live on a session: when it ends, the listener is called once (a release may have been missed)
  * and the watch moves to a live session.
  */
 export class ZookeeperReleaseWatch {
   private stopped = false;
-  private holder: string | undefined;
+  /** The holders' paths at the last look (the front of the queue, see queue/queue-order.ts). */
+  private holders = new Set<string>();
   private failures = 0;
   private unsubscribe?: () => void;
   private retry?: NodeJS.Timeout;
@@ -54,9 +57,10 @@ export class ZookeeperReleaseWatch {
       if (created) return this.arm(session);
       names = [];
     }
-    const [first] = sortContenders(names);
-    if (this.holder !== undefined && first !== this.holder) this.notify();
-    this.holder = first;
+    const entries = queueEntriesOf(lockPath, sortContenders(names));
+    const present = new Set(entries.map((entry) => entry.key));
+    if ([...this.holders].some((path) => !present.has(path))) this.notify();
+    this.holders = new Set(entries.slice(0, holdingCount(entries)).map((entry) => entry.key));
     this.failures = 0;
   }
 

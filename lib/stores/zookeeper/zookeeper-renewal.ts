@@ -1,5 +1,5 @@
 import type { RenewOutcome, RenewRequest } from '../lock-store.interface.js';
-import { setIfCreatedAt } from './nodes/checked-delete.node.js';
+import { setIfCreatedAt } from './nodes/checked-write.node.js';
 import { statOf } from './nodes/contenders.query.js';
 import { encodeContenderValue } from './zookeeper-key-layout.js';
 import type { ZookeeperStoreContext } from './zookeeper-store-context.js';

@@ -1,20 +1,26 @@
-import { randomBytes } from 'node:crypto';
 import { LockStoreUnavailableError } from '../../errors/lock-store-unavailable.error.js';
 import { BackgroundTasks } from '../../support/background-tasks.js';
-import { createContender } from './nodes/contender.node.js';
+import type { QueueRechecks } from '../queue/store-queue-wait.js';
+import { createContender, markContender, removeContender } from './nodes/contender.node.js';
+import { DataWatchHub } from './nodes/data-watch.hub.js';
 import { EmptyParents } from './nodes/empty-parents.js';
 import { removeLockParentIfEmpty } from './nodes/lock-parent.node.js';
 import { contendersOf, statOf } from './nodes/contenders.query.js';
 import type { ZookeeperPackage } from './zookeeper.loader.js';
-import { isNodeReply, ZK } from './zookeeper-reply.js';
 import { ZookeeperGrants, type ZookeeperGrant } from './zookeeper-grants.js';
-import { encodeContenderValue, nonceOf, ZookeeperKeyLayout } from './zookeeper-key-layout.js';
+import { contenderShapeOf, encodeContenderValue, newNonce, nonceOf, PLAIN_CONTENDER, queueEntriesOf, ZookeeperKeyLayout, type ContenderShape } from './zookeeper-key-layout.js';
 import type { ContenderPosition, ContenderTicket, JoinedContender } from './zookeeper-lock-queue.js';
 import { ZookeeperSessions, type ZookeeperSessionSettings } from './zookeeper-sessions.js';
 import type { ZookeeperSession } from './zookeeper-session.js';
 
 export interface ZookeeperStoreSettings extends ZookeeperSessionSettings {
   readonly keyPrefix: string;
+  /**
+   * When a waiter looks at the queue though no watch woke it (its safety net for a lost notification).
+   * Tests make it minutes long, so that only a notification can explain a prompt grant.
+   * @default QUEUE_RECHECKS (500 ms, doubling to 5 s)
+   */
+  readonly queueRechecks?: QueueRechecks;
 }
 
 /**
@@ -29,6 +35,8 @@ export class ZookeeperStoreContext {
   readonly tasks = new BackgroundTasks();
   /** Parents a release or give-up may have left empty; deleted a moment later (see `EmptyParents`). */
   readonly emptyParents = new EmptyParents((key) => this.tasks.run(async () => removeLockParentIfEmpty(await this.reader(), key, this.layout.lockPath(key))));
+  /** Each session's data watches, shared by the waiters on it; they go with the session. */
+  private readonly dataWatches = new WeakMap<ZookeeperSession, DataWatchHub>();
 
   constructor(
     zookeeper: ZookeeperPackage,
@@ -40,17 +48,17 @@ export class ZookeeperStoreContext {
   }
 
   /**
-   * Creates the contender's node on the session of its lease length, then reads its czxid and its place
-   * in one pipelined round trip (`lookedAt`: when that look was sent). A create without an answer may
-   * have landed: the nodes carrying this attempt's nonce are deleted in the background (they would
-   * otherwise block the queue until the session ends).
+   * Creates the contender's node (its shape in its name) on the session of its lease length, then reads
+   * its czxid and its place in one pipelined round trip (`lookedAt`: when that look was sent). A create
+   * without an answer may have landed: the nodes carrying this attempt's nonce are deleted in the
+   * background (they would otherwise block the queue until the session ends).
    */
-  async join(key: string, leaseMs: number, holder: string): Promise<JoinedContender> {
+  async join(key: string, leaseMs: number, holder: string, shape: ContenderShape = PLAIN_CONTENDER): Promise<JoinedContender> {
     const session = await this.sessions.sessionFor(leaseMs).catch((error: unknown) => {
       // A session shared by every caller failed to open: name this caller's key, keep the reason.
       throw error instanceof LockStoreUnavailableError ? new LockStoreUnavailableError('acquire', key, { cause: error.cause }) : error;
     });
-    const nonce = randomBytes(6).toString('hex');
+    const nonce = newNonce(shape);
     let path: string;
     try {
       path = await createContender(session, key, this.layout.contenderPrefix(key, nonce), encodeContenderValue({ holder, leaseMs }));
@@ -71,7 +79,7 @@ export class ZookeeperStoreContext {
     }
   }
 
-  /** Where the contender stands: its predecessor's path, none (it holds), or gone. */
+  /** Where the contender stands: the contenders before it and the shape of the one behind it, or gone. */
   async position(key: string, ticket: ContenderTicket): Promise<ContenderPosition> {
     const lockPath = this.layout.lockPath(key);
     return placeIn(await contendersOf(ticket.session, 'acquire', key, lockPath), lockPath, ticket.path);
@@ -86,15 +94,44 @@ export class ZookeeperStoreContext {
   leave(key: string, ticket: Pick<ContenderTicket, 'session' | 'path'>): void {
     const { session, path } = ticket;
     this.whileSessionLives(session, async () => {
-      try {
-        await session.call('release', key, (client) => client.remove(path, -1));
-      } catch (error) {
-        if (!isNodeReply(error, ZK.NONODE)) throw error;
-      }
+      await removeContender(session, 'release', key, path);
       this.emptyParents.add(key);
     });
   }
 
+  /**
+   * Deletes a contender's node now, for an answer that must not find it in the queue any more (a denied
+   * single attempt: the caller's next attempt would otherwise queue behind it). Without an answer, it is
+   * left to `leave`, in the background.
+   */
+  async leaveNow(key: string, ticket: Pick<ContenderTicket, 'session' | 'path'>): Promise<void> {
+    try {
+      await removeContender(ticket.session, 'acquire', key, ticket.path);
+      this.emptyParents.add(key);
+    } catch {
+      this.leave(key, ticket);
+    }
+  }
+
+  /**
+   * A granted permit contender's mark (`markContender`), in the background: the permit contender right
+   * behind it waited for this grant. A mark whose outcome is unknown (a connection lost) is sent again
+   * until it gets an answer or the session ends, instead of leaving that one to its next periodic look
+   * (up to 5 s); one that landed unseen is refused the second time, its version moved.
+   */
+  mark(key: string, ticket: Pick<ContenderTicket, 'session' | 'path'>, value: string): void {
+    this.whileSessionLives(ticket.session, () => markContender(ticket.session, key, ticket.path, value));
+  }
+
+  /**
+   * The ticket holds: from here on it is a grant of `token`, and its node's czxid its fencing token. That
+   * token is greater than every earlier grant's of the key, in any shape: a node is admitted only once
+   * every node before it holds or is gone (queue/queue-order.ts), so a grant that comes after another one
+   * ended has the later node, and a writer or plain holder (held alone) has a later node than every grant
+   * before it. Within one parent the sequence order is the order of the creates, hence of their zxids, and
+   * a parent is created again only after every node of the one before went. Grants that hold together
+   * (readers, permits) differ, in queue order.
+   */
   grant(token: string, key: string, holder: string, leaseMs: number, ticket: ContenderTicket, startedAt: number): ZookeeperGrant {
     const grant: ZookeeperGrant = {
       key,
@@ -107,6 +144,13 @@ export class ZookeeperStoreContext {
     };
     this.grants.remember(token, grant);
     return grant;
+  }
+
+  /** The data watches of `session`, shared by every waiter on it (see `DataWatchHub`). */
+  watchesOn(session: ZookeeperSession): DataWatchHub {
+    let hub = this.dataWatches.get(session);
+    if (!hub) this.dataWatches.set(session, (hub = new DataWatchHub(session)));
+    return hub;
   }
 
   /** The session for reads no lease depends on. */
@@ -134,5 +178,6 @@ export class ZookeeperStoreContext {
 function placeIn(names: readonly string[], lockPath: string, path: string): ContenderPosition {
   const mine = names.indexOf(path.slice(lockPath.length + 1));
   if (mine < 0) return { present: false };
-  return mine === 0 ? { present: true } : { present: true, predecessor: `${lockPath}/${names[mine - 1]}` };
+  const behind = names[mine + 1];
+  return { present: true, earlier: queueEntriesOf(lockPath, names.slice(0, mine)), successor: behind === undefined ? undefined : contenderShapeOf(behind).shape };
 }

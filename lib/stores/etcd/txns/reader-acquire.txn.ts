@@ -4,7 +4,7 @@ import { revision } from './etcd-rpc.js';
 
 /**
  * A reader's single attempt: puts the reader key (on its own lease) only if the lock has no key but
- * readers, i.e. both non-reader ranges are empty; every reader there holds then (see etcd-queue-order).
+ * readers, i.e. both non-reader ranges are empty; every reader there holds then (see queue/queue-order.ts).
  * Otherwise reads the lock's first key, whose requested length stands in for the denial's TTL. A denied
  * attempt leaves nothing behind. The grant's fencing token is read back in the same transaction rather
  * than taken from its revision: a copy etcd3 sends again after a broken connection succeeds again and

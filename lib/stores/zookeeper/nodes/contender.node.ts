@@ -27,3 +27,33 @@ export async function createContender(session: ZookeeperSession, key: string, pr
     await ensureLockParent(session, key, lockPath);
   }
 }
+
+/**
+ * Deletes one contender's node by its path: its name carries its acquisition's random nonce, so no other
+ * grant's node is ever at that path (not even after a re-created parent restarted the sequence). True
+ * when this call deleted it, false when it was gone already.
+ */
+export async function removeContender(session: ZookeeperSession, operation: string, key: string, path: string): Promise<boolean> {
+  try {
+    await session.call(operation, key, (client) => client.remove(path, -1));
+    return true;
+  } catch (error) {
+    if (isNodeReply(error, ZK.NONODE)) return false;
+    throw error;
+  }
+}
+
+/**
+ * A granted permit contender's mark: its node written once with the value it was created with, which
+ * fires the data watch of the contender right behind it. Only at version 0: a node written before (a
+ * renewal of another length, a minimum hold, this mark landed unseen) fired that watch already, and the
+ * write is refused; a node gone fired it too. Either is done; only an unknown outcome rejects.
+ */
+export async function markContender(session: ZookeeperSession, key: string, path: string, value: string): Promise<void> {
+  try {
+    await session.call('acquire', key, (client) => client.setData(path, value, 0));
+  } catch (error) {
+    if (isNodeReply(error, ZK.BADVERSION) || isNodeReply(error, ZK.NONODE)) return;
+    throw error;
+  }
+}

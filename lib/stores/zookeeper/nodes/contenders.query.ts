@@ -33,3 +33,18 @@ export async function readContender(session: ZookeeperSession, operation: string
 export async function statOf(session: ZookeeperSession, operation: string, key: string, path: string): Promise<ZookeeperStat | null> {
   return session.call(operation, key, (client) => client.exists(path));
 }
+
+/**
+ * Sets a one-shot data watch on a contender's node: it fires at the node's deletion and at a write of its
+ * value after the watch was set. Resolves with the node's stat as the watch was set (a write that came
+ * before shows in its version, and fires nothing), or null when the node is gone already (no watch is
+ * left behind then).
+ */
+export async function watchContender(session: ZookeeperSession, key: string, path: string, onChange: () => void): Promise<ZookeeperStat | null> {
+  try {
+    return (await session.call('acquire', key, (client) => client.getData(path, onChange))).stat;
+  } catch (error) {
+    if (isNodeReply(error, ZK.NONODE)) return null;
+    throw error;
+  }
+}
