@@ -14,6 +14,7 @@ import type {
   RenewOutcome,
   RenewRequest,
 } from '../lock-store.interface.js';
+import { AcknowledgedGrants } from './acknowledged-grants.js';
 import { GrantChannel } from './channels/grant-channel.js';
 import { ReleaseChannel } from './channels/release-channel.js';
 import { RedisCommands } from './commands/redis-commands.js';
@@ -89,7 +90,8 @@ export class RedisLockStore implements LockStore {
     const instance = randomBytes(6).toString('hex');
     this.grants = new GrantChannel(this.channel, (tag) => this.layout.grantChannel(tag, instance));
     const fair = options.fair ?? false;
-    this.attempts = new RedisSingleAttempts(connection, this.commands, this.layout, fair, (key, token, keepMs) => this.release(key, token, keepMs));
+    const acknowledged = this.commands.acknowledgement && new AcknowledgedGrants(connection, this.commands, this.layout, (key, token) => this.release(key, token, 0));
+    this.attempts = new RedisSingleAttempts(this.commands, this.layout, fair, acknowledged, (key, token, keepMs) => this.release(key, token, keepMs));
     if (fair) {
       const queue = new RedisFairQueue({
         commands: this.commands,
