@@ -1,10 +1,11 @@
 import { LockStoreUnavailableError } from '../../errors/lock-store-unavailable.error.js';
 import type { AcquireResult } from '../lock-store.interface.js';
 import type { Acknowledgement } from './commands/script-send.js';
-import type { RedisCommands } from './commands/redis-commands.js';
+import type { RedisCommands, SentCommand } from './commands/redis-commands.js';
 import type { RedisConnection } from './connection/redis-connection.js';
 import type { RedisKeyLayout } from './redis-key-layout.js';
 import type { RedisScript, SentScript } from './scripts/redis-script.js';
+import { RENEW_MANY_SCRIPT } from './scripts/renew-many.script.js';
 
 /**
  * With `replicas`: a grant counts only once that many replicas acknowledged it (`WAIT`, Redisson's synced
@@ -20,7 +21,7 @@ export class AcknowledgedGrants {
     private readonly connection: RedisConnection,
     private readonly commands: RedisCommands,
     private readonly layout: RedisKeyLayout,
-    /** The store's token-checked release. */
+    /** The store's token-checked release (a fair one hands the key on). */
     private readonly release: (key: string, token: string) => Promise<unknown>,
   ) {
     this.acknowledgement = commands.acknowledgement!;
@@ -36,6 +37,41 @@ export class AcknowledgedGrants {
     const { result, acknowledged, waitRefused } = await this.commands.runAcknowledged('acquire', key, script, input, onUnknownOutcome);
     if (!result.acquired || acknowledged >= this.acknowledgement.replicas) return result;
     return this.refuse(key, input.token, acknowledged, waitRefused);
+  }
+
+  /**
+   * A fair waiter's grant, however it learnt of it: its own join or look made it, or another client's
+   * release handed the key over. Its calls in line send no WAIT (most only queue, and a wait without a write
+   * of its own proves nothing), and WAIT covers only what its connection wrote: a hand-off is the
+   * releaser's write. Replication is one ordered stream, so a write of the waiter's own after the grant,
+   * acknowledged, covers the grant with everything before it: the renewal's script (token-checked, so it
+   * finds the hold still ours or says it is not), which brings the hold to the whole lease, WAIT after it.
+   * Resolves once acknowledged; the lease then counts from the renewal's send time. Otherwise (not ours any
+   * more, not acknowledged, WAIT refused, no answer) the hold is released, token-checked, before it rejects;
+   * `onUnknownOutcome` follows up a renewal whose outcome is unknown, as the wait's other calls.
+   */
+  async confirm(key: string, token: string, leaseMs: number, onUnknownOutcome: (call: SentCommand) => void): Promise<void> {
+    const lockKey = this.layout.lockKey(key);
+    let renewed: boolean;
+    let acknowledged: number;
+    let waitRefused: string | undefined;
+    try {
+      let replies;
+      ({ result: replies, acknowledged, waitRefused } = await this.commands.runAcknowledged('acquire', key, RENEW_MANY_SCRIPT, [{ lockKey, token, leaseMs }], onUnknownOutcome));
+      renewed = replies[0] === 'renewed';
+    } catch (error) {
+      await this.release(key, token).catch(ignore);
+      throw error;
+    }
+    if (!renewed) {
+      await this.release(key, token).catch(ignore);
+      const cause = new Error(
+        `${this.connection.server(lockKey)} granted the lock, but it was no longer this waiter's when the replicas' acknowledgement was asked ` +
+          '(lost with a failover, or its hand-off ran out first)',
+      );
+      throw new LockStoreUnavailableError('acquire', key, { cause });
+    }
+    if (acknowledged < this.acknowledgement.replicas) await this.refuse(key, token, acknowledged, waitRefused);
   }
 
   private async refuse(key: string, token: string, acknowledged: number, waitRefused: string | undefined): Promise<never> {

@@ -41,7 +41,8 @@ export interface RedisLockStoreOptions {
   readonly commandTimeoutMs: number;
   /**
    * Replicas that must acknowledge a grant or renewal (`WAIT`) before it counts: a grant they did not
-   * acknowledge in time is released and reported as a store failure, so the waiter retries.
+   * acknowledge in time is released and reported as a store failure, so the waiter retries. With `fair`,
+   * every grant of the queue too, however its waiter learnt of it (see acknowledged-grants.ts).
    * @default 0
    */
   readonly replicas?: number;
@@ -100,6 +101,7 @@ export class RedisLockStore implements LockStore {
         instance,
         epoch: () => connection.epoch,
         release: (key, token) => this.release(key, token, 0),
+        acknowledged,
       });
       this.acquireQueued = (request) => withToken(request.token, () => queue.acquire(request));
       // Its plain attempt (ACQUIRE_IF_NO_QUEUE_SCRIPT) is turned away while a waiter stands in line.

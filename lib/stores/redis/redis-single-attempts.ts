@@ -21,7 +21,7 @@ export class RedisSingleAttempts {
     private readonly commands: RedisCommands,
     private readonly layout: RedisKeyLayout,
     private readonly fair: boolean,
-    /** With `replicas`: grants count once acknowledged (WAIT after the script). */
+    /** With `replicas`: grants count once acknowledged (WAIT after the script), fair or not. */
     private readonly acknowledged: AcknowledgedGrants | undefined,
     /** The store's token-checked release. */
     private readonly release: (key: string, token: string, keepMs: number) => Promise<boolean>,
@@ -34,6 +34,7 @@ export class RedisSingleAttempts {
       // A single attempt that respects the queue: while waiters stand in line, it is turned away.
       const { fenceKey, queueKey } = this.layout.queueNames(lockKey);
       const input = { lockKey, fenceKey, queueKey, token, leaseMs, holder, clockMicros: clockMicros() };
+      if (this.acknowledged) return this.acknowledged.attempt(key, ACQUIRE_IF_NO_QUEUE_SCRIPT, input, this.cleanUpAcquire);
       return this.commands.runScript('acquire', key, ACQUIRE_IF_NO_QUEUE_SCRIPT, input, this.cleanUpAcquire);
     }
     const input: AcquireInput = { lockKey, fenceKey: this.layout.fenceKey(lockKey), token, leaseMs, holder, clockMicros: clockMicros() };
@@ -53,6 +54,7 @@ export class RedisSingleAttempts {
       const { tag, fenceKey, queueKey } = this.layout.queueNames(lockKey, 'shaped');
       const grantChannelBase = this.layout.grantChannel(tag, '');
       const input = { lockKey, fenceKey, queueKey, token, leaseMs, holder, clockMicros: clockMicros(), shape, grantChannelBase };
+      if (this.acknowledged) return this.acknowledged.attempt(key, SHARED_ACQUIRE_IF_NO_QUEUE_SCRIPT, input, this.cleanUpAcquire);
       return this.commands.runScript('acquire', key, SHARED_ACQUIRE_IF_NO_QUEUE_SCRIPT, input, this.cleanUpAcquire);
     }
     const input: SharedAcquireInput = { lockKey, fenceKey: this.layout.fenceKey(lockKey), token, leaseMs, holder, clockMicros: clockMicros(), shape };
