@@ -11,8 +11,10 @@ import { createLockApp, type LockApp } from '../support/lock-app';
 import { testPrefix } from '../support/test-prefix';
 import { until } from '../support/until';
 
-/** What the plain path's refusal says (redis-single-attempts.ts), and the queued grants' must say too. */
-const UNACKNOWLEDGED = /only 0 of 1 replica\(s\) acknowledged it within 500 ms; it was released/;
+/** What the plain path's refusal says (acknowledged-grants.ts), a single attempt's with `fair` too. */
+const UNACKNOWLEDGED = /granted the lock, but only 0 of 1 replica\(s\) acknowledged it within 500 ms; it was released/;
+/** The same for a queued grant, named as one. */
+const UNACKNOWLEDGED_IN_LINE = /granted the lock to a waiter in line, but only 0 of 1 replica\(s\) acknowledged it within 500 ms; it was released/;
 
 /**
  * `fair: true` with `replicas: 1`, on a primary with one replica. Every way a fair waiter learns that it
@@ -109,7 +111,7 @@ describe('fair: true with replicas: 1 — every grant a fair waiter learns of is
     const store = openStore();
     const failure = await replicaPaused(() => store.acquireQueued!(request('joined', 1_200)).catch((error: unknown) => error));
     expect(failure).toBeInstanceOf(LockStoreUnavailableError);
-    expect(String((failure as Error).cause)).toMatch(UNACKNOWLEDGED);
+    expect(String((failure as Error).cause)).toMatch(UNACKNOWLEDGED_IN_LINE);
     expect(await redis.exists(layout.lockKey('joined'))).toBe(0);
   });
 
@@ -131,7 +133,7 @@ describe('fair: true with replicas: 1 — every grant a fair waiter learns of is
       await until(() => announced.length > 0);
       expect(announced).toContainEqual(expect.stringMatching(/^g\|/));
       expect(failure).toBeInstanceOf(LockStoreUnavailableError);
-      expect(String((failure as Error).cause)).toMatch(UNACKNOWLEDGED);
+      expect(String((failure as Error).cause)).toMatch(UNACKNOWLEDGED_IN_LINE);
       expect(await redis.exists(layout.lockKey('handed'))).toBe(0);
     } finally {
       close();
@@ -150,7 +152,7 @@ describe('fair: true with replicas: 1 — every grant a fair waiter learns of is
       return reading;
     });
     expect(failure).toBeInstanceOf(LockStoreUnavailableError);
-    expect(String((failure as Error).cause)).toMatch(UNACKNOWLEDGED);
+    expect(String((failure as Error).cause)).toMatch(UNACKNOWLEDGED_IN_LINE);
     expect(await readerStore.list('shaped')).toEqual([]);
   });
 

@@ -61,7 +61,7 @@ describe('Redis: replicas where WAIT is refused', () => {
       await holderStore.release('fair:2', holder, 0);
       const queued = await waiting.catch((error: unknown) => error);
       expect(queued).toBeInstanceOf(LockStoreUnavailableError);
-      expect(String((queued as Error).cause)).toMatch(/WAIT was refused .*; the grant was released/);
+      expect(String((queued as Error).cause)).toMatch(/the lock was granted to a waiter in line, but WAIT was refused .*; the grant was released/);
       expect(String((queued as Error).cause)).not.toContain('secret-pass');
       expect(await admin.exists(`${prefix}fair:2`)).toBe(0);
     } finally {

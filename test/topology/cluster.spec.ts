@@ -178,7 +178,7 @@ describe('a Redis Cluster behind the lock module', () => {
           replica.resume();
         }
         expect(await refused).toBeInstanceOf(LockStoreUnavailableError);
-        expect(String(((await refused) as Error).cause)).toMatch(/only 0 of 1 replica\(s\) acknowledged it .*; it was released/);
+        expect(String(((await refused) as Error).cause)).toMatch(/granted the lock to a waiter in line, but only 0 of 1 replica\(s\) acknowledged it .*; it was released/);
         expect(await holderApp.store.inspect(key)).toBeNull();
       } finally {
         await Promise.all([holderApp.close(), waiterApp.close()]);

@@ -36,7 +36,7 @@ export class AcknowledgedGrants {
   ): Promise<AcquireResult> {
     const { result, acknowledged, waitRefused } = await this.commands.runAcknowledged('acquire', key, script, input, onUnknownOutcome);
     if (!result.acquired || acknowledged >= this.acknowledgement.replicas) return result;
-    return this.refuse(key, input.token, acknowledged, waitRefused);
+    return this.refuse(key, input.token, '', acknowledged, waitRefused);
   }
 
   /**
@@ -66,24 +66,28 @@ export class AcknowledgedGrants {
     if (!renewed) {
       await this.release(key, token).catch(ignore);
       const cause = new Error(
-        `${this.connection.server(lockKey)} granted the lock, but it was no longer this waiter's when the replicas' acknowledgement was asked ` +
+        `${this.connection.server(lockKey)} granted the lock${TO_WAITER_IN_LINE}, but it was no longer the waiter's when the replicas' acknowledgement was asked ` +
           '(lost with a failover, or its hand-off ran out first)',
       );
       throw new LockStoreUnavailableError('acquire', key, { cause });
     }
-    if (acknowledged < this.acknowledgement.replicas) await this.refuse(key, token, acknowledged, waitRefused);
+    if (acknowledged < this.acknowledgement.replicas) await this.refuse(key, token, TO_WAITER_IN_LINE, acknowledged, waitRefused);
   }
 
-  private async refuse(key: string, token: string, acknowledged: number, waitRefused: string | undefined): Promise<never> {
+  /** `to`: '' for a single attempt's grant, or {@link TO_WAITER_IN_LINE} for a queued one. */
+  private async refuse(key: string, token: string, to: string, acknowledged: number, waitRefused: string | undefined): Promise<never> {
     await this.release(key, token).catch(ignore);
     const { replicas, timeoutMs } = this.acknowledgement;
     const cause = new Error(
       waitRefused
-        ? `the lock was granted, but WAIT was refused (${waitRefused}): allow WAIT for this user (+wait) or set replicas: 0; the grant was released`
-        : `${this.connection.server(this.layout.lockKey(key))} granted the lock, but only ${acknowledged} of ${replicas} replica(s) acknowledged it within ${timeoutMs} ms; it was released`,
+        ? `the lock was granted${to}, but WAIT was refused (${waitRefused}): allow WAIT for this user (+wait) or set replicas: 0; the grant was released`
+        : `${this.connection.server(this.layout.lockKey(key))} granted the lock${to}, but only ${acknowledged} of ${replicas} replica(s) acknowledged it within ${timeoutMs} ms; it was released`,
     );
     throw new LockStoreUnavailableError('acquire', key, { cause });
   }
 }
+
+/** How a queued grant's refusal says whom the lock was granted to (a single attempt's says nothing more). */
+const TO_WAITER_IN_LINE = ' to a waiter in line';
 
 function ignore(): void {}
