@@ -60,6 +60,7 @@ export const MIX: Readonly<Partial<Record<OpKind, number>>> = {
 const SHAPED_MIX = { read: 3, write: 2, permits: 3 };
 const FAIR_MIX = { ...MIX, pair: 5, 'short-wait': 2, ...SHAPED_MIX };
 const CLUSTER_MIX = { ...MIX, 'multi-hold': 3, 'long-hold': 2 };
+const CLUSTER_FAIR_MIX = { ...CLUSTER_MIX, pair: 3, ...SHAPED_MIX };
 
 export const CASES: readonly TortureCase[] = [
   { name: 'redis', topology: 'redis', options: {}, leaseMs: [3_000, 1_500, 2_500], faults: REDIS_FAULTS, exclusion: 'fencing', mix: MIX },
@@ -79,9 +80,21 @@ export const CASES: readonly TortureCase[] = [
   { name: 'sentinel', topology: 'sentinel', options: {}, leaseMs: [3_000, 2_000], faults: SENTINEL_FAULTS, exclusion: 'fencing', mix: MIX },
   { name: 'sentinel-fair', topology: 'sentinel', options: { fair: true }, leaseMs: [4_000, 3_000], faults: SENTINEL_FAULTS, exclusion: 'fencing', mix: FAIR_MIX },
   { name: 'sentinel-replicas', topology: 'sentinel', options: { replicas: 1 }, leaseMs: [3_000, 2_000], faults: SENTINEL_FAULTS, exclusion: 'fencing', mix: MIX },
+  // Every grant of the fair queue (a single attempt's, a join's or look's, a hand-off) acknowledged by the replica.
+  { name: 'sentinel-fair-replicas', topology: 'sentinel', options: { fair: true, replicas: 1 }, leaseMs: [4_000, 3_000], faults: SENTINEL_FAULTS, exclusion: 'fencing', mix: FAIR_MIX },
   { name: 'cluster', topology: 'cluster', options: {}, leaseMs: [3_000, 2_000], faults: CLUSTER_FAULTS, exclusion: 'fencing', mix: CLUSTER_MIX, hashTagged: true },
-  { name: 'cluster-fair', topology: 'cluster', options: { fair: true }, leaseMs: [4_000, 3_000], faults: CLUSTER_FAULTS, exclusion: 'fencing', mix: { ...CLUSTER_MIX, pair: 3, ...SHAPED_MIX }, hashTagged: true },
+  { name: 'cluster-fair', topology: 'cluster', options: { fair: true }, leaseMs: [4_000, 3_000], faults: CLUSTER_FAULTS, exclusion: 'fencing', mix: CLUSTER_FAIR_MIX, hashTagged: true },
   { name: 'cluster-replicas', topology: 'cluster', options: { replicas: 1 }, leaseMs: [3_000, 2_000], faults: CLUSTER_FAULTS, exclusion: 'fencing', mix: CLUSTER_MIX, hashTagged: true },
+  {
+    name: 'cluster-fair-replicas',
+    topology: 'cluster',
+    options: { fair: true, replicas: 1 },
+    leaseMs: [4_000, 3_000],
+    faults: CLUSTER_FAULTS,
+    exclusion: 'fencing',
+    mix: CLUSTER_FAIR_MIX,
+    hashTagged: true,
+  },
   {
     name: 'postgres',
     topology: 'postgres',

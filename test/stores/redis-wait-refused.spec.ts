@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { LockConfigError, LockStoreUnavailableError } from '../../lib/index';
 import { createRedisConnection } from '../../lib/stores/redis/connection/redis-client.factory';
+import { RedisKeyLayout } from '../../lib/stores/redis/redis-key-layout';
 import { RedisLockStore } from '../../lib/stores/redis/redis-lock.store';
 import { startRedisServer } from '../../scripts/servers/redis-server';
 import { moduleStartError } from '../support/module-start';
@@ -39,6 +40,32 @@ describe('Redis: replicas where WAIT is refused', () => {
       expect(await admin.exists(`${prefix}order:1`)).toBe(0);
     } finally {
       await store.close();
+    }
+  });
+
+  it('with fair: true, releases a refused grant too, whether a single attempt made it or a release handed it to a waiter', async () => {
+    const holderStore = new RedisLockStore(createRedisConnection(redisUrl()), { keyPrefix: prefix, commandTimeoutMs: 2_000, fair: true });
+    const store = new RedisLockStore(createRedisConnection(url), { keyPrefix: prefix, commandTimeoutMs: 2_000, replicas: 1, fair: true });
+    const layout = new RedisKeyLayout(prefix);
+    try {
+      const single = await store.acquire('fair:1', randomUUID(), 60_000, 'test').catch((error: unknown) => error);
+      expect(single).toBeInstanceOf(LockStoreUnavailableError);
+      expect(String((single as Error).cause)).toMatch(/WAIT was refused .*; the grant was released/);
+      expect(await admin.exists(`${prefix}fair:1`)).toBe(0);
+
+      // A waiter in line is handed the key by another client's release: its confirmation's WAIT is refused.
+      const holder = randomUUID();
+      expect((await holderStore.acquire('fair:2', holder, 60_000, 'holder')).acquired).toBe(true);
+      const waiting = store.acquireQueued!({ key: 'fair:2', token: randomUUID(), leaseMs: 60_000, holder: 'test', deadline: Date.now() + 1_500 });
+      await until(async () => (await admin.llen(layout.queueKey(layout.lockKey('fair:2')))) === 1);
+      await holderStore.release('fair:2', holder, 0);
+      const queued = await waiting.catch((error: unknown) => error);
+      expect(queued).toBeInstanceOf(LockStoreUnavailableError);
+      expect(String((queued as Error).cause)).toMatch(/the lock was granted to a waiter in line, but WAIT was refused .*; the grant was released/);
+      expect(String((queued as Error).cause)).not.toContain('secret-pass');
+      expect(await admin.exists(`${prefix}fair:2`)).toBe(0);
+    } finally {
+      await Promise.all([store.close(), holderStore.close()]);
     }
   });
 

@@ -144,6 +144,49 @@ describe('a Redis Cluster behind the lock module', () => {
     });
   });
 
+  describe('with replicas: 1 and fair: true', () => {
+    it('hands the key to the next waiter once the replica acknowledged it, and refuses (releasing it) a hand-off the replica did not acknowledge', async () => {
+      const cluster = await startCluster();
+      const options = { redis: clusterOption(cluster), keyPrefix: prefix, replicas: 1, fair: true, commandTimeoutMs: 1_000 };
+      const [holderApp, waiterApp] = await Promise.all([createLockApp(options), createLockApp(options)]);
+      const observer = new Cluster(clusterOption(cluster).cluster);
+      const key = 'fair-acknowledged';
+      const layout = new RedisKeyLayout(prefix);
+      const queued = async (): Promise<void> => {
+        while ((await observer.llen(layout.queueKey(layout.lockKey(key)))) < 1) await new Promise((resolve) => setImmediate(resolve));
+      };
+      try {
+        let held = await holderApp.locks.acquire(key, { waitMs: 0 });
+        const waiting = waiterApp.locks.acquire(key, { waitMs: 10_000 });
+        await queued();
+        await held.release();
+        const handed = await waiting;
+        expect(handed.fencingToken).toBeGreaterThan(held.fencingToken);
+        await handed.release();
+
+        held = await holderApp.locks.acquire(key, { waitMs: 0 });
+        // A short wait: the replica stays paused for less than the cluster's node timeout (2 s).
+        const refused = waiterApp.locks.acquire(key, { waitMs: 1_200 }).catch((error: unknown) => error);
+        await queued();
+        const { replicas } = await cluster.shardOf(calculateSlot(prefix + key));
+        const replica = cluster.nodes.get(replicas[0]!.port)!;
+        replica.pause();
+        try {
+          await held.release();
+          await refused;
+        } finally {
+          replica.resume();
+        }
+        expect(await refused).toBeInstanceOf(LockStoreUnavailableError);
+        expect(String(((await refused) as Error).cause)).toMatch(/granted the lock to a waiter in line, but only 0 of 1 replica\(s\) acknowledged it .*; it was released/);
+        expect(await holderApp.store.inspect(key)).toBeNull();
+      } finally {
+        await Promise.all([holderApp.close(), waiterApp.close()]);
+        observer.disconnect();
+      }
+    });
+  });
+
   describe('with shardedPubSub', () => {
     it('wakes a waiter through SSUBSCRIBE on the node that owns the key, announced by SPUBLISH from the release script', async () => {
       const cluster = await startCluster();

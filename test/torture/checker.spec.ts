@@ -217,6 +217,22 @@ describe('torture checker', () => {
     expect(violations(history.finish(9_000)).e).toEqual([expect.stringMatching(/a0.1 \(fence 1\) learnt its loss of "hot" 3990 ms after its deadline/)]);
   });
 
+  it('(e) counts a holder stopped again the moment it was resumed as frozen until it really runs (two app-pause faults back to back)', () => {
+    // cluster-fair-replicas seed 3: a pause past the lease began at the grant, the next one at its very end.
+    const frozenTwice = (secondPauseAt: number): HistoryRecord[] =>
+      new History()
+        .push({ t: 50, p: 'parent', type: 'app', what: 'sigstop', label: 'a0.1', slot: 0 })
+        .push({ t: 4_000, p: 'parent', type: 'app', what: 'sigcont', label: 'a0.1', slot: 0 })
+        .push({ t: secondPauseAt, p: 'parent', type: 'app', what: 'sigstop', label: 'a0.1', slot: 0 })
+        .push({ t: 7_000, p: 'parent', type: 'app', what: 'sigcont', label: 'a0.1', slot: 0 })
+        .hold('a0.1', 'hot', 1, 10, 7_001, { write: 'refused', writeAt: 7_001, lostAt: 7_001 })
+        .hold('a1.1', 'hot', 2, 3_200, 3_600)
+        .finish(9_000);
+    expect(violations(frozenTwice(4_000)).e).toBeUndefined();
+    // Running for more than its slack (1 s) in between, it should have learnt its loss then.
+    expect(violations(frozenTwice(5_500)).e).toEqual([expect.stringMatching(/a0.1 \(fence 1\) learnt its loss of "hot" 3991 ms after its deadline/)]);
+  });
+
   it('(f) reports an unhandled rejection and a process that exited badly when asked to stop', () => {
     const records = new History().push({ t: 200, p: 'a1.1', type: 'unhandled', error: 'Error: boom' }).finish(3_000);
     const crashed = records.map((r) => (r.type === 'app' && r.what === 'exited' && r.label === 'a2.1' ? { ...r, code: 1 } : r));

@@ -42,10 +42,13 @@ const RUNS: readonly SpecRun[] = [
   { name: 'sentinel', seed: 1, minutes: 0.25 },
   { name: 'sentinel-fair', seed: 1, minutes: 0.25 },
   { name: 'sentinel-replicas', seed: 4, minutes: 0.25 },
+  // fair: true with replicas: 1: every grant of the queue (a hand-off included) acknowledged by the replica.
+  { name: 'sentinel-fair-replicas', seed: 2, minutes: 0.25 },
   // The slot migration finds one process renewing two of the slot's locks in one batch (defect 3 before its fix).
   { name: 'cluster', seed: 2, minutes: 0.25 },
   { name: 'cluster-fair', seed: 11, minutes: 0.25 },
   { name: 'cluster-replicas', seed: 5, minutes: 0.25 },
+  { name: 'cluster-fair-replicas', seed: 4, minutes: 0.25 },
   { name: 'postgres', seed: 1, minutes: 0.25 },
   { name: 'etcd', seed: 1, minutes: 0.25 },
   // Seed 5 is where the old client (the `zookeeper` addon) crashed application processes on reconnects

@@ -148,7 +148,7 @@ export function checkLossSeen(model: Model, bounds: Bounds, found: readonly Over
     const { older, newer } = overlap;
     if (older.killedAt !== undefined || !mustHaveLost(overlap)) continue;
     const deadline = expiryAt(older, newer.grantAt);
-    const resumed = model.procs.get(older.actor)?.pauses.find((p) => p.from <= deadline + bounds.slackMs && p.to >= deadline)?.to;
+    const resumed = resumedAfter(model.procs.get(older.actor)?.pauses ?? [], deadline, bounds.slackMs);
     const due = Math.max(deadline, resumed ?? 0) + bounds.slackMs;
     if (older.lossAt === undefined) {
       if (older.releasedAt !== undefined && older.releasedAt > newer.grantAt) {
@@ -166,4 +166,16 @@ export function checkLossSeen(model: Model, bounds: Bounds, found: readonly Over
     }
   }
   return violations;
+}
+
+/**
+ * When a process frozen at `at` (or within `slackMs` after it) ran again, or undefined if it was not. A pause
+ * that began less than `slackMs` after the previous one ended (two app-pause faults back to back: the second
+ * SIGSTOP in the millisecond of the first SIGCONT) is the same freeze: the process had less than its slack to run.
+ */
+function resumedAfter(pauses: readonly Interval[], at: number, slackMs: number): number | undefined {
+  let resumed = pauses.find((p) => p.from <= at + slackMs && p.to >= at)?.to;
+  if (resumed === undefined) return undefined;
+  for (const p of pauses) if (p.from <= resumed + slackMs && p.to > resumed) resumed = p.to;
+  return resumed;
 }

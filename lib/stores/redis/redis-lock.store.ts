@@ -14,6 +14,7 @@ import type {
   RenewOutcome,
   RenewRequest,
 } from '../lock-store.interface.js';
+import { AcknowledgedGrants } from './acknowledged-grants.js';
 import { GrantChannel } from './channels/grant-channel.js';
 import { ReleaseChannel } from './channels/release-channel.js';
 import { RedisCommands } from './commands/redis-commands.js';
@@ -40,7 +41,8 @@ export interface RedisLockStoreOptions {
   readonly commandTimeoutMs: number;
   /**
    * Replicas that must acknowledge a grant or renewal (`WAIT`) before it counts: a grant they did not
-   * acknowledge in time is released and reported as a store failure, so the waiter retries.
+   * acknowledge in time is released and reported as a store failure, so the waiter retries. With `fair`,
+   * every grant of the queue too, however its waiter learnt of it (see acknowledged-grants.ts).
    * @default 0
    */
   readonly replicas?: number;
@@ -89,7 +91,8 @@ export class RedisLockStore implements LockStore {
     const instance = randomBytes(6).toString('hex');
     this.grants = new GrantChannel(this.channel, (tag) => this.layout.grantChannel(tag, instance));
     const fair = options.fair ?? false;
-    this.attempts = new RedisSingleAttempts(connection, this.commands, this.layout, fair, (key, token, keepMs) => this.release(key, token, keepMs));
+    const acknowledged = this.commands.acknowledgement && new AcknowledgedGrants(connection, this.commands, this.layout, (key, token) => this.release(key, token, 0));
+    this.attempts = new RedisSingleAttempts(this.commands, this.layout, fair, acknowledged, (key, token, keepMs) => this.release(key, token, keepMs));
     if (fair) {
       const queue = new RedisFairQueue({
         commands: this.commands,
@@ -98,6 +101,7 @@ export class RedisLockStore implements LockStore {
         instance,
         epoch: () => connection.epoch,
         release: (key, token) => this.release(key, token, 0),
+        acknowledged,
       });
       this.acquireQueued = (request) => withToken(request.token, () => queue.acquire(request));
       // Its plain attempt (ACQUIRE_IF_NO_QUEUE_SCRIPT) is turned away while a waiter stands in line.

@@ -1,14 +1,13 @@
-import { LockStoreUnavailableError } from '../../errors/lock-store-unavailable.error.js';
 import type { AcquireResult, LockShape } from '../lock-store.interface.js';
 import { ownershipTokenProblem } from '../ownership-token.js';
+import type { AcknowledgedGrants } from './acknowledged-grants.js';
 import { clockMicros } from './client-clock.js';
 import type { RedisCommands } from './commands/redis-commands.js';
-import type { RedisConnection } from './connection/redis-connection.js';
 import type { RedisKeyLayout } from './redis-key-layout.js';
 import { ACQUIRE_IF_NO_QUEUE_SCRIPT } from './scripts/acquire-queued.script.js';
 import { ACQUIRE_SCRIPT, parseAcquireReply, type AcquireInput } from './scripts/acquire.script.js';
 import { LOCK_VALUE_SEPARATOR } from './scripts/lock-value.js';
-import type { RedisScript, SentScript } from './scripts/redis-script.js';
+import type { SentScript } from './scripts/redis-script.js';
 import { SHARED_ACQUIRE_IF_NO_QUEUE_SCRIPT } from './scripts/shared-acquire-queued.script.js';
 import { SHARED_ACQUIRE_SCRIPT, type SharedAcquireInput } from './scripts/shared-acquire.script.js';
 
@@ -19,10 +18,11 @@ import { SHARED_ACQUIRE_SCRIPT, type SharedAcquireInput } from './scripts/shared
  */
 export class RedisSingleAttempts {
   constructor(
-    private readonly connection: RedisConnection,
     private readonly commands: RedisCommands,
     private readonly layout: RedisKeyLayout,
     private readonly fair: boolean,
+    /** With `replicas`: grants count once acknowledged (WAIT after the script), fair or not. */
+    private readonly acknowledged: AcknowledgedGrants | undefined,
     /** The store's token-checked release. */
     private readonly release: (key: string, token: string, keepMs: number) => Promise<boolean>,
   ) {}
@@ -34,10 +34,11 @@ export class RedisSingleAttempts {
       // A single attempt that respects the queue: while waiters stand in line, it is turned away.
       const { fenceKey, queueKey } = this.layout.queueNames(lockKey);
       const input = { lockKey, fenceKey, queueKey, token, leaseMs, holder, clockMicros: clockMicros() };
+      if (this.acknowledged) return this.acknowledged.attempt(key, ACQUIRE_IF_NO_QUEUE_SCRIPT, input, this.cleanUpAcquire);
       return this.commands.runScript('acquire', key, ACQUIRE_IF_NO_QUEUE_SCRIPT, input, this.cleanUpAcquire);
     }
     const input: AcquireInput = { lockKey, fenceKey: this.layout.fenceKey(lockKey), token, leaseMs, holder, clockMicros: clockMicros() };
-    if (this.commands.acknowledgement) return this.acquireAcknowledged(key, ACQUIRE_SCRIPT, input);
+    if (this.acknowledged) return this.acknowledged.attempt(key, ACQUIRE_SCRIPT, input, this.cleanUpAcquire);
     return this.commands.runScript('acquire', key, ACQUIRE_SCRIPT, input, this.cleanUpAcquire);
   }
 
@@ -53,10 +54,11 @@ export class RedisSingleAttempts {
       const { tag, fenceKey, queueKey } = this.layout.queueNames(lockKey, 'shaped');
       const grantChannelBase = this.layout.grantChannel(tag, '');
       const input = { lockKey, fenceKey, queueKey, token, leaseMs, holder, clockMicros: clockMicros(), shape, grantChannelBase };
+      if (this.acknowledged) return this.acknowledged.attempt(key, SHARED_ACQUIRE_IF_NO_QUEUE_SCRIPT, input, this.cleanUpAcquire);
       return this.commands.runScript('acquire', key, SHARED_ACQUIRE_IF_NO_QUEUE_SCRIPT, input, this.cleanUpAcquire);
     }
     const input: SharedAcquireInput = { lockKey, fenceKey: this.layout.fenceKey(lockKey), token, leaseMs, holder, clockMicros: clockMicros(), shape };
-    if (this.commands.acknowledgement) return this.acquireAcknowledged(key, SHARED_ACQUIRE_SCRIPT, input);
+    if (this.acknowledged) return this.acknowledged.attempt(key, SHARED_ACQUIRE_SCRIPT, input, this.cleanUpAcquire);
     return this.commands.runScript('acquire', key, SHARED_ACQUIRE_SCRIPT, input, this.cleanUpAcquire);
   }
 
@@ -71,25 +73,6 @@ export class RedisSingleAttempts {
     this.release(call.key, token, 0).catch(ignore);
     call.reply.then((reply) => parseAcquireReply(reply).acquired && this.release(call.key, token, 0)).catch(ignore);
   };
-
-  private async acquireAcknowledged<Input extends { readonly lockKey: string; readonly token: string }>(
-    key: string,
-    script: RedisScript<Input, AcquireResult>,
-    input: Input,
-  ): Promise<AcquireResult> {
-    const { result, acknowledged, waitRefused } = await this.commands.runAcknowledged('acquire', key, script, input, this.cleanUpAcquire);
-    const { replicas, timeoutMs } = this.commands.acknowledgement!;
-    if (!result.acquired || acknowledged >= replicas) return result;
-    // A grant only the primary has would vanish with it: not reported as held (Redisson's synced writes).
-    // A refused WAIT says nothing of the replicas: the same, and the grant is never left behind.
-    await this.release(key, input.token, 0).catch(ignore);
-    const cause = new Error(
-      waitRefused
-        ? `the lock was granted, but WAIT was refused (${waitRefused}): allow WAIT for this user (+wait) or set replicas: 0; the grant was released`
-        : `${this.connection.server(input.lockKey)} granted the lock, but only ${acknowledged} of ${replicas} replica(s) acknowledged it within ${timeoutMs} ms; it was released`,
-    );
-    throw new LockStoreUnavailableError('acquire', key, { cause });
-  }
 }
 
 /** Tokens are written into the lock value between separators (see scripts/lock-value.ts). */

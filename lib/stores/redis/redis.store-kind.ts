@@ -33,7 +33,8 @@ export interface RedisModuleOptions {
    * instance's first waiter is woken by a release and they race for the key (fair within one instance
    * only). Readers, writers and semaphore permits queue the same way, in a line of their own per key: a
    * released permit goes to the next waiter in line (docs/lock-shapes.md). Costs an uncontended acquisition
-   * one more command inside Redis; see docs/performance.md. Not combinable with `replicas` yet.
+   * one more command inside Redis; see docs/performance.md. With `replicas`, a waiter's grant (its own, or
+   * handed over by a release) counts only once they acknowledged it, at one more round trip per queued grant.
    * @default false
    */
   fair?: boolean;
@@ -74,7 +75,6 @@ export const redisStoreKind: LockStoreKindDefinition<'redis', RedisStoreSettings
     const replicas = replicasOption(options.replicas);
     const shardedPubSub = booleanOption('shardedPubSub', options.shardedPubSub, false);
     const fair = booleanOption('fair', options.fair, false);
-    if (fair && replicas > 0) throw new LockConfigError('fair', fair, 'false while replicas is set (a queue hand-off is not acknowledged by replicas yet)');
     return { connection: options.redis, replicas, fair, shardedPubSub };
   },
   refuseForeign: (options, chosen) => {

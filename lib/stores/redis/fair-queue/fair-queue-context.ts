@@ -1,3 +1,4 @@
+import type { AcknowledgedGrants } from '../acknowledged-grants.js';
 import type { GrantChannel } from '../channels/grant-channel.js';
 import type { RedisCommands } from '../commands/redis-commands.js';
 import type { RedisKeyLayout } from '../redis-key-layout.js';
@@ -13,4 +14,6 @@ export interface FairQueueContext {
   epoch(): number;
   /** The store's token-checked release (it hands the key on). */
   release(key: string, token: string): Promise<unknown>;
+  /** With `replicas`: a grant is handed out only once they acknowledged it (`AcknowledgedGrants.confirm`). */
+  readonly acknowledged: AcknowledgedGrants | undefined;
 }

@@ -107,6 +107,8 @@ export class QueueWait implements GrantListener {
       }
       const waited = await this.waitInLine();
       if (waited) return waited;
+      // Out of line after a grant the replicas did not acknowledge (given back): the backoff first.
+      if (this.failures > 0) await this.wake.wait(Math.min(deadline, Date.now() + this.backoffMs()), signal);
     }
   }
 
@@ -125,7 +127,7 @@ export class QueueWait implements GrantListener {
     }
     this.failures = 0;
     this.lastError = undefined;
-    if (reply.granted) return this.outcome(reply.fencingToken, sentAt, undefined);
+    if (reply.granted) return this.accept(reply.fencingToken, sentAt, undefined);
     this.queued = true;
     this.lastQueuedAt = sentAt;
     if (!this.registered) {
@@ -153,7 +155,7 @@ export class QueueWait implements GrantListener {
       }
     }
     for (;;) {
-      if (this.handedFence !== undefined) return this.outcome(this.handedFence, this.lastQueuedAt, this.heartbeatMs);
+      if (this.handedFence !== undefined) return this.accept(this.handedFence, this.lastQueuedAt, this.heartbeatMs);
       signal?.throwIfAborted();
       const now = Date.now();
       if (now >= deadline) return this.leaveAtDeadline();
@@ -181,7 +183,7 @@ export class QueueWait implements GrantListener {
     this.failures = 0;
     this.lastError = undefined;
     // Granted by this look, or a hand-off it found: either way the store keeps it a whole lease from the look.
-    if (reply.status === 'granted') return this.outcome(reply.fencingToken, sentAt, undefined);
+    if (reply.status === 'granted') return (await this.accept(reply.fencingToken, sentAt, undefined)) ?? 'gone';
     if (reply.status === 'gone') {
       this.queued = false;
       this.verifyGrants = true;
@@ -196,7 +198,8 @@ export class QueueWait implements GrantListener {
 
   /** At the deadline: out of the queue; a hand-off that came first is kept (it is a grant within the wait). */
   private async leaveAtDeadline(): Promise<QueuedAcquireOutcome> {
-    if (this.handedFence !== undefined) return this.outcome(this.handedFence, this.lastQueuedAt, this.heartbeatMs);
+    const handed = this.handedFence !== undefined && (await this.accept(this.handedFence, this.lastQueuedAt, this.heartbeatMs));
+    if (handed) return handed;
     if (this.queued) {
       let fence: number | undefined;
       try {
@@ -211,8 +214,11 @@ export class QueueWait implements GrantListener {
         // a join re-sent, or retried after a clean-up that never answered, may stand behind an entry of our
         // own that was handed the key before it. Then when its heartbeat-long hold began is not known, and
         // it is given back (it hands the key on) rather than counted from a time that may come after it.
-        if (!this.cleanUp.uncertain) return this.outcome(fence, this.lastQueuedAt, this.heartbeatMs);
-        await this.context.release(this.request.key, this.request.token).catch(() => undefined);
+        if (this.cleanUp.uncertain) await this.context.release(this.request.key, this.request.token).catch(() => undefined);
+        else {
+          const kept = await this.accept(fence, this.lastQueuedAt, this.heartbeatMs);
+          if (kept) return kept;
+        }
       }
     }
     if (this.lastError) throw this.lastError;
@@ -236,6 +242,31 @@ export class QueueWait implements GrantListener {
     if (!(error instanceof LockStoreUnavailableError)) throw error;
     this.lastError = error;
     this.failures++;
+  }
+
+  /**
+   * A grant, handed out as it is; with `replicas` only once they acknowledged it (AcknowledgedGrants.confirm:
+   * one more round trip, a token-checked renewal to the whole lease with WAIT after it, from whose send time
+   * the lease then counts). Not acknowledged, it was given back (which hands the key on): undefined, the
+   * failure kept, and the wait joins again after its backoff, as a plain waiter retries such a grant.
+   */
+  private accept(fencingToken: number, leaseStartedAt: number, grantedTtlMs: number | undefined): QueuedAcquireOutcome | Promise<QueuedAcquireOutcome | undefined> {
+    const { acknowledged } = this.context;
+    if (!acknowledged) return this.outcome(fencingToken, leaseStartedAt, grantedTtlMs);
+    this.queued = false;
+    this.handedFence = undefined;
+    const { key, token, leaseMs } = this.request;
+    const sentAt = Date.now();
+    this.attempts++;
+    return acknowledged.confirm(key, token, leaseMs, this.cleanUp.lateReply).then(
+      () => this.outcome(fencingToken, sentAt, undefined),
+      (error: unknown) => {
+        // An announcement from now on may be of the grant given back: looked at first.
+        this.verifyGrants = true;
+        this.failed(error);
+        return undefined;
+      },
+    );
   }
 
   private outcome(fencingToken: number, leaseStartedAt: number, grantedTtlMs: number | undefined): QueuedAcquireOutcome {
