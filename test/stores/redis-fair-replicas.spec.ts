@@ -9,7 +9,7 @@ import { startRedisServer, type RedisServer } from '../../scripts/servers/redis-
 import { waitFor } from '../../scripts/servers/server-probes';
 import { createLockApp, type LockApp } from '../support/lock-app';
 import { testPrefix } from '../support/test-prefix';
-import { until } from '../support/until';
+import { spinUntil } from '../support/until';
 
 /** What the plain path's refusal says (acknowledged-grants.ts), a single attempt's with `fair` too. */
 const UNACKNOWLEDGED = /granted the lock, but only 0 of 1 replica\(s\) acknowledged it within 500 ms; it was released/;
@@ -60,7 +60,7 @@ describe('fair: true with replicas: 1 — every grant a fair waiter learns of is
     deadline: Date.now() + waitMs,
   });
   const queued = (key: string, length: number, shaped = false) =>
-    until(async () => (await redis.llen(layout.queueKey(layout.lockKey(key), shaped ? 'shaped' : undefined))) === length);
+    spinUntil(async () => (await redis.llen(layout.queueKey(layout.lockKey(key), shaped ? 'shaped' : undefined))) === length);
 
   /**
    * Until the first waiter in line listens on its grant channel and has made the look that follows (its
@@ -70,7 +70,7 @@ describe('fair: true with replicas: 1 — every grant a fair waiter learns of is
   const listening = async (key: string, shaped = false): Promise<void> => {
     const queueKey = layout.queueKey(layout.lockKey(key), shaped ? 'shaped' : undefined);
     const entry = await redis.lindex(queueKey, 0);
-    await until(async () => (await redis.pubsub('CHANNELS', `${prefix}#granted:*`)).length > 0 && (await redis.lindex(queueKey, 0)) !== entry);
+    await spinUntil(async () => (await redis.pubsub('CHANNELS', `${prefix}#granted:*`)).length > 0 && (await redis.lindex(queueKey, 0)) !== entry);
   };
 
   /** Runs `body` with the replica stalled. */
@@ -130,7 +130,7 @@ describe('fair: true with replicas: 1 — every grant a fair waiter learns of is
       });
       // The key was handed to the waiter (announced to it), and the grant refused all the same: released,
       // and retried within the wait (as a plain waiter retries an unacknowledged grant) until its deadline.
-      await until(() => announced.length > 0);
+      await spinUntil(() => announced.length > 0);
       expect(announced).toContainEqual(expect.stringMatching(/^g\|/));
       expect(failure).toBeInstanceOf(LockStoreUnavailableError);
       expect(String((failure as Error).cause)).toMatch(UNACKNOWLEDGED_IN_LINE);

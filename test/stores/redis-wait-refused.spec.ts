@@ -57,7 +57,7 @@ describe('Redis: replicas where WAIT is refused', () => {
       const holder = randomUUID();
       expect((await holderStore.acquire('fair:2', holder, 60_000, 'holder')).acquired).toBe(true);
       const waiting = store.acquireQueued!({ key: 'fair:2', token: randomUUID(), leaseMs: 60_000, holder: 'test', deadline: Date.now() + 1_500 });
-      await until(async () => (await admin.llen(layout.queueKey(layout.lockKey('fair:2')))) === 1);
+      await spinUntil(async () => (await admin.llen(layout.queueKey(layout.lockKey('fair:2')))) === 1);
       await holderStore.release('fair:2', holder, 0);
       const queued = await waiting.catch((error: unknown) => error);
       expect(queued).toBeInstanceOf(LockStoreUnavailableError);
