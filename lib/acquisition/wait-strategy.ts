@@ -53,6 +53,7 @@ export async function waitForGrant(source: GrantSource, request: GrantRequest, f
     const queued = await store.acquireQueued({ key, token, leaseMs, holder, deadline: startedAt + waitMs, signal });
     // After a plain first attempt (see triesFirst), which counted already.
     tally.attempts += queued.attempts;
+    if (queued.grantedOn !== undefined) tally.wokenBy(queued.grantedOn);
     const granted = queued.result.acquired ? queued.result : undefined;
     return { granted, token, lastSentAt: queued.leaseStartedAt, grantedTtlMs: queued.grantedTtlMs };
   }

@@ -88,7 +88,18 @@ export interface QueuedAcquireOutcome {
    * @default the request's leaseMs
    */
   readonly grantedTtlMs?: number;
+  /**
+   * What woke the waiter for the call that brought its grant, as the retry loop's wake-ups are counted:
+   * `notification` the store told it (a hand-off message), `backoff` one of its periodic looks (so the
+   * message never came: the channel is down, or it was missed), `expiry` a look timed at the holder's TTL,
+   * `deadline` a grant kept at the end of the wait. Absent when the first call granted, or when the store
+   * does not say (its acquisitions then report no wake-ups).
+   */
+  readonly grantedOn?: QueuedWakeUpCause;
 }
+
+/** See {@link QueuedAcquireOutcome.grantedOn}; the same names as the acquisition events' `wakeUps`. */
+export type QueuedWakeUpCause = 'notification' | 'backoff' | 'expiry' | 'deadline';
 
 /** What the store knows about a held key, for the runbook and for tests. */
 export interface HeldLock {

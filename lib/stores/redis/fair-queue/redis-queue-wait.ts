@@ -1,6 +1,6 @@
 import { LockStoreUnavailableError } from '../../../errors/lock-store-unavailable.error.js';
 import { Wake } from '../../../support/wake.js';
-import type { QueuedAcquireOutcome, QueuedAcquireRequest } from '../../lock-store.interface.js';
+import type { QueuedAcquireOutcome, QueuedAcquireRequest, QueuedWakeUpCause } from '../../lock-store.interface.js';
 import type { GrantListener } from '../channels/grant-channel.js';
 import { grantProof, QUEUE_HEARTBEAT_MS } from '../scripts/queue.lua.js';
 import type { SentCommand } from '../commands/redis-commands.js';
@@ -9,6 +9,7 @@ import type { FairQueueContext } from './fair-queue-context.js';
 import type { QueueProtocol } from './queue-protocol.js';
 import { QueueCalls } from './redis-queue-calls.js';
 import { QueueWaitCleanUp } from './queue-wait-clean-up.js';
+import { NextLook } from './next-look.js';
 import { retryDelayMs } from '../../../support/retry-delay.js';
 
 /** One acquisition's wait in one key's queue: the plain one, or its shaped waiters' (see `QueueProtocol`). */
@@ -27,7 +28,9 @@ export class QueueWait implements GrantListener {
   private registered = false;
   /** Send time of the latest call that found us waiting: a hand-off came later. */
   private lastQueuedAt = 0;
-  private nextCheckAt = Infinity;
+  private readonly nextLook: NextLook;
+  /** Why the wait's current call is made (see NextLook); undefined for the first pass. */
+  private wokenBy?: QueuedWakeUpCause;
   /** Set by the grant channel: the key was handed to us. */
   private handedFence?: number;
   /** Its calls whose outcome was unknown, and their clean-up. */
@@ -43,6 +46,7 @@ export class QueueWait implements GrantListener {
     private readonly id: number,
   ) {
     this.heartbeatMs = Math.min(request.leaseMs, QUEUE_HEARTBEAT_MS);
+    this.nextLook = new NextLook(this.heartbeatMs);
     this.calls = new QueueCalls(context, contended, protocol, request, id, this.heartbeatMs);
     this.cleanUp = new QueueWaitCleanUp(this.calls, () => context.release(request.key, request.token));
   }
@@ -61,7 +65,7 @@ export class QueueWait implements GrantListener {
   }
 
   recheck(delayMs: number): void {
-    this.nextCheckAt = Math.min(this.nextCheckAt, Date.now() + delayMs + 1);
+    this.nextLook.bringForward(Date.now() + delayMs + 1, 'notification');
     this.wake.fire();
   }
 
@@ -101,14 +105,14 @@ export class QueueWait implements GrantListener {
         const joined = await this.join();
         if (joined) return joined;
         if (!this.queued) {
-          await this.wake.wait(Math.min(deadline, Date.now() + this.backoffMs()), signal);
+          await this.backOff();
           continue;
         }
       }
       const waited = await this.waitInLine();
       if (waited) return waited;
       // Out of line after a grant the replicas did not acknowledge (given back): the backoff first.
-      if (this.failures > 0) await this.wake.wait(Math.min(deadline, Date.now() + this.backoffMs()), signal);
+      if (this.failures > 0) await this.backOff();
     }
   }
 
@@ -127,7 +131,7 @@ export class QueueWait implements GrantListener {
     }
     this.failures = 0;
     this.lastError = undefined;
-    if (reply.granted) return this.accept(reply.fencingToken, sentAt, undefined);
+    if (reply.granted) return this.accept(reply.fencingToken, sentAt, undefined, this.wokenBy);
     this.queued = true;
     this.lastQueuedAt = sentAt;
     if (!this.registered) {
@@ -137,7 +141,8 @@ export class QueueWait implements GrantListener {
     }
     // A reply in another connection epoch may answer a second delivery: look at the queue at once (the
     // check finds a grant and drops a duplicate entry).
-    this.nextCheckAt = this.context.epoch() === epoch ? sentAt + this.checkEveryMs() : 0;
+    if (this.context.epoch() === epoch) this.nextLook.heartbeatAfter(sentAt);
+    else this.nextLook.schedule(0, undefined);
     return undefined;
   }
 
@@ -149,23 +154,24 @@ export class QueueWait implements GrantListener {
       try {
         const subscribedAt = await this.context.grants.subscribe(this.calls.tag);
         // Subscribed only now: a hand-off may have been announced before anyone listened.
-        if (subscribedAt > this.lastQueuedAt) this.nextCheckAt = 0;
+        if (subscribedAt > this.lastQueuedAt) this.nextLook.schedule(0, undefined);
       } catch {
         // No grant channel: the waiter still gets the key, by its own looks at the queue.
       }
     }
     for (;;) {
-      if (this.handedFence !== undefined) return this.accept(this.handedFence, this.lastQueuedAt, this.heartbeatMs);
+      if (this.handedFence !== undefined) return this.accept(this.handedFence, this.lastQueuedAt, this.heartbeatMs, 'notification');
       signal?.throwIfAborted();
       const now = Date.now();
       if (now >= deadline) return this.leaveAtDeadline();
-      if (now >= this.nextCheckAt) {
+      if (now >= this.nextLook.at) {
+        this.wokenBy = this.nextLook.cause;
         const checked = await this.check();
         if (checked === 'gone') return undefined;
         if (checked) return checked;
         continue;
       }
-      await this.wake.wait(Math.min(deadline, this.nextCheckAt), signal);
+      await this.wake.wait(Math.min(deadline, this.nextLook.at), signal);
     }
   }
 
@@ -177,28 +183,28 @@ export class QueueWait implements GrantListener {
       reply = await this.calls.check(this.calls.entry(), this.cleanUp.lateReply);
     } catch (error) {
       this.failed(error);
-      this.nextCheckAt = Date.now() + this.backoffMs();
+      this.nextLook.schedule(Date.now() + this.backoffMs(), 'backoff');
       return undefined;
     }
     this.failures = 0;
     this.lastError = undefined;
     // Granted by this look, or a hand-off it found: either way the store keeps it a whole lease from the look.
-    if (reply.status === 'granted') return (await this.accept(reply.fencingToken, sentAt, undefined)) ?? 'gone';
+    if (reply.status === 'granted') return (await this.accept(reply.fencingToken, sentAt, undefined, this.wokenBy)) ?? 'gone';
     if (reply.status === 'gone') {
       this.queued = false;
       this.verifyGrants = true;
       return 'gone';
     }
     this.lastQueuedAt = sentAt;
-    this.nextCheckAt = sentAt + this.checkEveryMs();
+    this.nextLook.heartbeatAfter(sentAt);
     // First in line: look again when the holder's TTL runs out (a holder that died releases nothing).
-    if (reply.position === 1 && reply.holderTtlMs >= 0) this.nextCheckAt = Math.min(this.nextCheckAt, Date.now() + reply.holderTtlMs + 1);
+    if (reply.position === 1 && reply.holderTtlMs >= 0) this.nextLook.bringForward(Date.now() + reply.holderTtlMs + 1, 'expiry');
     return undefined;
   }
 
   /** At the deadline: out of the queue; a hand-off that came first is kept (it is a grant within the wait). */
   private async leaveAtDeadline(): Promise<QueuedAcquireOutcome> {
-    const handed = this.handedFence !== undefined && (await this.accept(this.handedFence, this.lastQueuedAt, this.heartbeatMs));
+    const handed = this.handedFence !== undefined && (await this.accept(this.handedFence, this.lastQueuedAt, this.heartbeatMs, 'notification'));
     if (handed) return handed;
     if (this.queued) {
       let fence: number | undefined;
@@ -216,7 +222,7 @@ export class QueueWait implements GrantListener {
         // it is given back (it hands the key on) rather than counted from a time that may come after it.
         if (this.cleanUp.uncertain) await this.context.release(this.request.key, this.request.token).catch(() => undefined);
         else {
-          const kept = await this.accept(fence, this.lastQueuedAt, this.heartbeatMs);
+          const kept = await this.accept(fence, this.lastQueuedAt, this.heartbeatMs, 'deadline');
           if (kept) return kept;
         }
       }
@@ -250,16 +256,21 @@ export class QueueWait implements GrantListener {
    * the lease then counts). Not acknowledged, it was given back (which hands the key on): undefined, the
    * failure kept, and the wait joins again after its backoff, as a plain waiter retries such a grant.
    */
-  private accept(fencingToken: number, leaseStartedAt: number, grantedTtlMs: number | undefined): QueuedAcquireOutcome | Promise<QueuedAcquireOutcome | undefined> {
+  private accept(
+    fencingToken: number,
+    leaseStartedAt: number,
+    grantedTtlMs: number | undefined,
+    grantedOn: QueuedWakeUpCause | undefined,
+  ): QueuedAcquireOutcome | Promise<QueuedAcquireOutcome | undefined> {
     const { acknowledged } = this.context;
-    if (!acknowledged) return this.outcome(fencingToken, leaseStartedAt, grantedTtlMs);
+    if (!acknowledged) return this.outcome(fencingToken, leaseStartedAt, grantedTtlMs, grantedOn);
     this.queued = false;
     this.handedFence = undefined;
     const { key, token, leaseMs } = this.request;
     const sentAt = Date.now();
     this.attempts++;
     return acknowledged.confirm(key, token, leaseMs, this.cleanUp.lateReply).then(
-      () => this.outcome(fencingToken, sentAt, undefined),
+      () => this.outcome(fencingToken, sentAt, undefined, grantedOn),
       (error: unknown) => {
         // An announcement from now on may be of the grant given back: looked at first.
         this.verifyGrants = true;
@@ -269,17 +280,19 @@ export class QueueWait implements GrantListener {
     );
   }
 
-  private outcome(fencingToken: number, leaseStartedAt: number, grantedTtlMs: number | undefined): QueuedAcquireOutcome {
+  private outcome(fencingToken: number, leaseStartedAt: number, grantedTtlMs: number | undefined, grantedOn: QueuedWakeUpCause | undefined): QueuedAcquireOutcome {
     this.queued = false;
     this.handedFence = undefined;
-    return { result: { acquired: true, fencingToken }, attempts: this.attempts, leaseStartedAt, ...(grantedTtlMs === undefined ? {} : { grantedTtlMs }) };
-  }
-
-  private checkEveryMs(): number {
-    return Math.max(1, Math.floor(this.heartbeatMs / 3));
+    const optional = { ...(grantedTtlMs === undefined ? {} : { grantedTtlMs }), ...(grantedOn === undefined ? {} : { grantedOn }) };
+    return { result: { acquired: true, fencingToken }, attempts: this.attempts, leaseStartedAt, ...optional };
   }
 
   private backoffMs(): number {
     return retryDelayMs(this.failures);
+  }
+
+  private async backOff(): Promise<void> {
+    await this.wake.wait(Math.min(this.request.deadline, Date.now() + this.backoffMs()), this.request.signal);
+    this.wokenBy = 'backoff';
   }
 }
