@@ -11,6 +11,8 @@ export interface EntrantRuns<T> {
 /**
  * Runs every entrant once per round, round after round, rather than all repetitions of one entrant in a row:
  * load from other work on a shared machine then spreads over all entrants instead of hitting one of them.
+ * Every other round runs them in reverse: what one entrant leaves behind (garbage, timers, the server's
+ * memory) falls on the one after it, and a fixed order would bill it to the same entrant every round.
  */
 export async function interleave<T>(
   context: BenchContext,
@@ -20,7 +22,7 @@ export async function interleave<T>(
 ): Promise<EntrantRuns<T>[]> {
   const results = entrants.map((entrant): EntrantRuns<T> => ({ entrant, runs: [] }));
   for (let repetition = 0; repetition < repetitions; repetition++) {
-    for (const result of results) {
+    for (const result of repetition % 2 === 0 ? results : [...results].reverse()) {
       if (result.error) continue;
       try {
         collectGarbage();

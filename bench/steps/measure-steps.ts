@@ -89,8 +89,11 @@ async function main(): Promise<void> {
       await concurrent(adapter, 'warm', 200);
     }
     for (let round = 0; round < ROUNDS; round++) {
-      for (const [id, adapter] of entrants) add(seq, id, await sequential(adapter, `s${round}`, SEQUENTIAL_MS));
-      for (const [id, adapter] of entrants) add(conc, id, await timed(id, () => concurrent(adapter, `c${round}`, CONCURRENT_MS)));
+      // Every other round in reverse: what one path leaves behind (garbage, timers) falls on the next one,
+      // and a fixed order would bill it to the same path every round.
+      const order = round % 2 === 0 ? entrants : [...entrants].reverse();
+      for (const [id, adapter] of order) add(seq, id, await sequential(adapter, `s${round}`, SEQUENTIAL_MS));
+      for (const [id, adapter] of order) add(conc, id, await timed(id, () => concurrent(adapter, `c${round}`, CONCURRENT_MS)));
       console.error(`round ${round + 1}/${ROUNDS}`);
     }
     for (const [title, map] of [
