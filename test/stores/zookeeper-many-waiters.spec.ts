@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { LockStoreUnavailableError } from '../../lib/index';
 import { createZookeeperLockStore } from '../../lib/stores/zookeeper/zookeeper-client.factory';
 import { ZookeeperLockStore } from '../../lib/stores/zookeeper/zookeeper-lock.store';
 import { loadZookeeper } from '../../lib/stores/zookeeper/zookeeper.loader';
@@ -8,8 +7,7 @@ import { recordWarnings } from '../support/process-warnings';
 import { testPrefix } from '../support/test-prefix';
 import { watches, ZookeeperTap } from './zookeeper-tap';
 import { openObserver, queueOf, pollUntil, type ZookeeperObserver } from './zookeeper-test-support';
-
-const WAITERS = 12;
+import { expectCloseToEndEveryWait, expectManyWaitersWithoutWarning, MANY_WAITERS } from './many-waiters.scenarios';
 
 /**
  * Many waiters of one key in one process, more than Node's limit of 10 listeners on one emitter or
@@ -45,43 +43,12 @@ describe('ZooKeeper: many waiters of one key in one process', () => {
   });
 
   it('lets more than ten waiters wait at once without a MaxListenersExceededWarning: none listens on a signal the store shares', async () => {
-    const key = 'crowd';
-    const holder = randomUUID();
-    expect(await store.acquire(key, holder, 10_000, 'holder')).toMatchObject({ acquired: true });
-    const warnings = recordWarnings();
-    // Half bring a signal of their own (as LockService's waits do), half none.
-    const waits = Array.from({ length: WAITERS }, (_, i) => {
-      const token = randomUUID();
-      const signal = i % 2 === 0 ? new AbortController().signal : undefined;
-      return store
-        .acquireQueued({ key, token, leaseMs: 10_000, holder: `waiter-${i}`, deadline: Date.now() + 60_000, signal })
-        .then(({ result }) => result.acquired && store.release(key, token, 0));
-    });
-    await pollUntil(async () => (await queueLength(key)) === WAITERS + 1, 'every waiter queued');
-    expect(await store.release(key, holder, 0)).toBe(true);
-    expect(await Promise.all(waits)).toEqual(Array.from({ length: WAITERS }, () => true));
-    expect(await warnings.stop()).toEqual([]);
+    await expectManyWaitersWithoutWarning({ store, queueLength }, 'crowd');
   });
 
   it('ends every wait at once when the store closes, with or without a signal of its own, and refuses one started after', async () => {
     const closing = await createZookeeperLockStore(ensemble.connect, { keyPrefix: prefix, commandTimeoutMs: 5_000, sessionTimeoutMs: 10_000 });
-    const key = 'closing';
-    expect(await closing.acquire(key, randomUUID(), 10_000, 'holder')).toMatchObject({ acquired: true });
-    const wait = (i: number): Promise<unknown> =>
-      closing.acquireQueued({
-        key,
-        token: randomUUID(),
-        leaseMs: 10_000,
-        holder: `waiter-${i}`,
-        deadline: Date.now() + 60_000,
-        signal: i % 2 === 0 ? new AbortController().signal : undefined,
-      });
-    const waits = Array.from({ length: WAITERS }, (_, i) => wait(i));
-    await pollUntil(async () => (await queueLength(key)) === WAITERS + 1, 'every waiter queued');
-    await closing.close();
-    for (const each of waits) await expect(each).rejects.toBeInstanceOf(LockStoreUnavailableError);
-    await expect(wait(0)).rejects.toBeInstanceOf(LockStoreUnavailableError);
-    await expect(wait(1)).rejects.toBeInstanceOf(LockStoreUnavailableError);
+    await expectCloseToEndEveryWait({ store: closing, queueLength }, 'closing');
   });
 
   it('has the waiters of one process on one node share one watch: one request sets it, and a waiter that ends stops listening', async () => {
@@ -92,7 +59,7 @@ describe('ZooKeeper: many waiters of one key in one process', () => {
     const looks = tap.count((request) => request.call === 'getChildren' && request.path === path.slice(0, path.lastIndexOf('/')));
     const watchesOfWriter = tap.count(watches(path));
     const warnings = recordWarnings();
-    const gaveUp = Array.from({ length: WAITERS }, () => new AbortController());
+    const gaveUp = Array.from({ length: MANY_WAITERS }, () => new AbortController());
     const readers = gaveUp.map((controller, i) =>
       tapped.acquireSharedQueued(
         { key, token: randomUUID(), leaseMs: 10_000, holder: `reader-${i}`, deadline: Date.now() + 60_000, signal: controller.signal },
@@ -100,12 +67,12 @@ describe('ZooKeeper: many waiters of one key in one process', () => {
       ),
     );
     // Every reader read the queue (its join) and, behind the writer, waits for the writer's node to go.
-    await pollUntil(async () => looks.answered >= WAITERS, 'every reader looked at the queue');
+    await pollUntil(async () => looks.answered >= MANY_WAITERS, 'every reader looked at the queue');
     expect(watchesOfWriter.sent).toBe(1);
     await pollUntil(async () => watchesOfWriter.answered === 1, 'the watch is set');
     expect((await ensemble.members[0]!.watchesByPath()).get(path)).toHaveLength(1);
     expect(tap.dataWatchersOf(path)).toBe(1);
-    expect(await listeners()).toBe(WAITERS);
+    expect(await listeners()).toBe(MANY_WAITERS);
     for (const controller of gaveUp) controller.abort(new Error('gave up'));
     for (const reader of readers) await expect(reader).rejects.toThrow('gave up');
     // The writer holds on: nothing of the readers stays behind for as long as it does.

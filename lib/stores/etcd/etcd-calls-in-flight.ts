@@ -12,6 +12,11 @@ import type { EtcdStoreContext } from './etcd-store-context.js';
 export class EtcdCallsInFlight {
   private readonly closing = new AbortController();
   private readonly running = new Set<Promise<unknown>>();
+  /**
+   * Every wait in progress, by the controller that close aborts: one signal per wait, never a listener per
+   * waiter on the store's one closing signal (more than ten waiters would have Node warn of a leak).
+   */
+  private readonly waits = new Set<AbortController>();
 
   constructor(private readonly context: EtcdStoreContext) {}
 
@@ -31,19 +36,25 @@ export class EtcdCallsInFlight {
 
   /**
    * Runs one queued wait. Closing the store ends every wait at once (with a store error), so shutdown never
-   * waits for waitMs. The store-lifetime signal is followed only while this wait lasts: it would collect a
-   * listener per wait.
+   * waits for waitMs: each wait has a signal of its own that close aborts.
    */
   wait(request: QueuedAcquireRequest, wait: (signal: AbortSignal) => Promise<QueuedAcquireOutcome>): Promise<QueuedAcquireOutcome> {
-    const followed = request.signal ? followSignals(request.signal, this.closing.signal) : undefined;
-    const outcome = wait(followed?.signal ?? this.closing.signal);
-    void this.track(outcome).finally(() => followed?.stop());
+    const ends = new AbortController();
+    if (this.closing.signal.aborted) ends.abort(this.closing.signal.reason);
+    const followed = request.signal ? followSignals(request.signal, ends.signal) : undefined;
+    this.waits.add(ends);
+    const outcome = wait(followed?.signal ?? ends.signal);
+    void this.track(outcome).finally(() => {
+      followed?.stop();
+      this.waits.delete(ends);
+    });
     return outcome;
   }
 
   /** Ends every wait and refuses new calls; resolves once every call in flight has settled (and queued its clean-up). */
   async close(): Promise<void> {
     this.closing.abort(new LockStoreUnavailableError('acquire', '*', { cause: new Error('the etcd store was closed') }));
+    for (const ends of this.waits) ends.abort(this.closing.signal.reason);
     await Promise.all([...this.running]);
   }
 
