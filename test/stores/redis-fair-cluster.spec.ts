@@ -3,6 +3,7 @@ import { Cluster, Redis } from 'ioredis';
 import { RedisKeyLayout } from '../../lib/stores/redis/redis-key-layout';
 import type { Lease } from '../../lib/index';
 import { exitOf, forkWorker } from '../support/child-process';
+import { expectHandedOnInArrivalOrder } from './fair-queue.scenarios';
 import { createLockApp, type LockApp } from '../support/lock-app';
 import { redisUrl, testPrefix } from '../support/test-prefix';
 import { clusterOption, lazyCluster } from '../topology/support/topology-fixtures';
@@ -20,22 +21,10 @@ describe.each([false, true])('fair: true on a Redis Cluster (shardedPubSub: %s)'
       [0, 1, 2, 3].map((i) => createLockApp({ redis: clusterOption(cluster), keyPrefix: prefix, fair: true, shardedPubSub, holder: `app-${i}` })),
     );
     try {
-      let holder = await apps[0]!.locks.acquire('order:{42}:pay');
-      const order: number[] = [];
-      const waiting: Array<Promise<Lease>> = [];
-      for (let i = 1; i <= 3; i++) {
-        waiting.push(apps[i]!.locks.acquire('order:{42}:pay', { waitMs: 30_000 }).then((lease) => (order.push(i), lease)));
-        // Queue order is arrival order: let each waiter's entry land before the next one starts.
-        while ((await observer.llen(queueKey)) < i) await new Promise((resolve) => setImmediate(resolve));
-      }
-      for (let next = 1; next <= 3; next++) {
-        await holder.release();
-        const lease = await waiting[next - 1]!;
-        expect(lease.fencingToken).toBeGreaterThan(holder.fencingToken);
-        holder = lease;
-      }
-      await holder.release();
-      expect(order).toEqual([1, 2, 3]);
+      // Queue order is arrival order: each waiter's entry lands before the next one starts.
+      await expectHandedOnInArrivalOrder(apps, 'order:{42}:pay', async (length) => {
+        while ((await observer.llen(queueKey)) < length) await new Promise((resolve) => setImmediate(resolve));
+      });
     } finally {
       await Promise.all(apps.map((app) => app.close()));
       observer.disconnect();

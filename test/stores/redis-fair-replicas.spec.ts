@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { LockStoreUnavailableError, type Lease } from '../../lib/index';
+import { LockStoreUnavailableError } from '../../lib/index';
 import { createRedisConnection } from '../../lib/stores/redis/connection/redis-client.factory';
 import { RedisKeyLayout } from '../../lib/stores/redis/redis-key-layout';
 import { RedisLockStore } from '../../lib/stores/redis/redis-lock.store';
 import type { QueuedAcquireRequest } from '../../lib/stores/lock-store.interface';
 import { startRedisServer, type RedisServer } from '../../scripts/servers/redis-server';
 import { waitFor } from '../../scripts/servers/server-probes';
+import { expectHandedOnInArrivalOrder } from './fair-queue.scenarios';
 import { createLockApp, type LockApp } from '../support/lock-app';
 import { testPrefix } from '../support/test-prefix';
 import { spinUntil } from '../support/until';
@@ -182,21 +183,7 @@ describe('fair: true with replicas: 1 — every grant a fair waiter learns of is
 
     it('starts, and grants waiters of several applications in queue order while the replica acknowledges', async () => {
       apps = await Promise.all([0, 1, 2, 3].map((i) => createLockApp({ redis: primary.url, keyPrefix: prefix, fair: true, replicas: 1, holder: `app-${i}` })));
-      let holder = await apps[0]!.locks.acquire('fifo', { waitMs: 0 });
-      const order: number[] = [];
-      const waiting: Array<Promise<Lease>> = [];
-      for (let i = 1; i <= 3; i++) {
-        waiting.push(apps[i]!.locks.acquire('fifo', { waitMs: 30_000 }).then((lease) => (order.push(i), lease)));
-        await queued('fifo', i);
-      }
-      for (let next = 1; next <= 3; next++) {
-        await holder.release();
-        const lease = await waiting[next - 1]!;
-        expect(lease.fencingToken).toBeGreaterThan(holder.fencingToken);
-        holder = lease;
-      }
-      await holder.release();
-      expect(order).toEqual([1, 2, 3]);
+      await expectHandedOnInArrivalOrder(apps, 'fifo', (length) => queued('fifo', length));
     });
   });
 });

@@ -1,5 +1,5 @@
 import { LockStoreUnavailableError } from '../../errors/lock-store-unavailable.error.js';
-import { followSignals } from '../../support/follow-signals.js';
+import { StoreWaits } from '../queue/store-waits.js';
 import type { AcquireResult, QueuedAcquireOutcome, QueuedAcquireRequest } from '../lock-store.interface.js';
 import type { EtcdStoreContext } from './etcd-store-context.js';
 
@@ -12,11 +12,7 @@ import type { EtcdStoreContext } from './etcd-store-context.js';
 export class EtcdCallsInFlight {
   private readonly closing = new AbortController();
   private readonly running = new Set<Promise<unknown>>();
-  /**
-   * Every wait in progress, by the controller that close aborts: one signal per wait, never a listener per
-   * waiter on the store's one closing signal (more than ten waiters would have Node warn of a leak).
-   */
-  private readonly waits = new Set<AbortController>();
+  private readonly waits = new StoreWaits('etcd');
 
   constructor(private readonly context: EtcdStoreContext) {}
 
@@ -34,28 +30,15 @@ export class EtcdCallsInFlight {
     return result;
   }
 
-  /**
-   * Runs one queued wait. Closing the store ends every wait at once (with a store error), so shutdown never
-   * waits for waitMs: each wait has a signal of its own that close aborts.
-   */
+  /** Runs one queued wait, which closing the store ends at once (with a store error; see StoreWaits). */
   wait(request: QueuedAcquireRequest, wait: (signal: AbortSignal) => Promise<QueuedAcquireOutcome>): Promise<QueuedAcquireOutcome> {
-    const ends = new AbortController();
-    if (this.closing.signal.aborted) ends.abort(this.closing.signal.reason);
-    const followed = request.signal ? followSignals(request.signal, ends.signal) : undefined;
-    this.waits.add(ends);
-    const outcome = wait(followed?.signal ?? ends.signal);
-    void this.track(outcome).finally(() => {
-      followed?.stop();
-      this.waits.delete(ends);
-    });
-    return outcome;
+    return this.waits.run(request, wait);
   }
 
   /** Ends every wait and refuses new calls; resolves once every call in flight has settled (and queued its clean-up). */
   async close(): Promise<void> {
     this.closing.abort(new LockStoreUnavailableError('acquire', '*', { cause: new Error('the etcd store was closed') }));
-    for (const ends of this.waits) ends.abort(this.closing.signal.reason);
-    await Promise.all([...this.running]);
+    await Promise.all([this.waits.close(), ...this.running]);
   }
 
   /** Keeps `pending` until it settles; the returned promise settles with it and never rejects. */

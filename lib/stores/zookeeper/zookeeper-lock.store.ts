@@ -22,7 +22,7 @@ import { ZookeeperReleaseWatch } from './zookeeper-release-watch.js';
 import { renewZookeeperGrants } from './zookeeper-renewal.js';
 import { ZookeeperSingleAttempts } from './zookeeper-single-attempts.js';
 import { ZookeeperStoreContext, type ZookeeperStoreSettings } from './zookeeper-store-context.js';
-import { ZookeeperWaits } from './zookeeper-waits.js';
+import { StoreWaits } from '../queue/store-waits.js';
 
 export type ZookeeperLockStoreOptions = ZookeeperStoreSettings;
 
@@ -43,7 +43,7 @@ export class ZookeeperLockStore implements LockStore {
   private readonly attempts: ZookeeperSingleAttempts;
   private readonly holds = new Set<NodeJS.Timeout>();
   private readonly watches = new Set<ZookeeperReleaseWatch>();
-  private readonly waits = new ZookeeperWaits();
+  private readonly waits = new StoreWaits('ZooKeeper');
 
   constructor(zookeeper: ZookeeperPackage, options: ZookeeperLockStoreOptions) {
     this.context = new ZookeeperStoreContext(zookeeper, options);

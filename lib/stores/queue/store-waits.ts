@@ -3,13 +3,17 @@ import { followSignals } from '../../support/follow-signals.js';
 import type { QueuedAcquireOutcome, QueuedAcquireRequest } from '../lock-store.interface.js';
 
 /**
- * The store's waits in progress, so that `close()` ends them at once (with a store error) and shutdown
- * never waits for a `waitMs`. Each wait has a signal of its own that close aborts, never a listener on one
- * signal of the store's: a process with more than ten waiters would have Node warn of a leak.
+ * A store's waits in its own queue (etcd, ZooKeeper), so that `close()` ends them at once (with a store
+ * error) and shutdown never waits for a `waitMs`. Each wait has a signal of its own that close aborts, never
+ * a listener on one signal of the store's: a process with more than ten waiters would have Node warn of a
+ * leak (test/stores/many-waiters.scenarios.ts).
  */
-export class ZookeeperWaits {
+export class StoreWaits {
   private readonly waiting = new Map<AbortController, Promise<unknown>>();
   private closed?: LockStoreUnavailableError;
+
+  /** `store` names the store in the error a wait ends with at close: 'etcd', 'ZooKeeper'. */
+  constructor(private readonly store: string) {}
 
   /** Runs one wait, on a signal that aborts when the caller's does or the store closes (at once if it has). */
   run(request: QueuedAcquireRequest, wait: (signal: AbortSignal) => Promise<QueuedAcquireOutcome>): Promise<QueuedAcquireOutcome> {
@@ -27,7 +31,7 @@ export class ZookeeperWaits {
 
   /** Ends every wait, and every one started later; resolves once they have settled. */
   async close(): Promise<void> {
-    this.closed ??= new LockStoreUnavailableError('acquire', '*', { cause: new Error('the ZooKeeper store was closed') });
+    this.closed ??= new LockStoreUnavailableError('acquire', '*', { cause: new Error(`the ${this.store} store was closed`) });
     for (const ends of this.waiting.keys()) ends.abort(this.closed);
     await Promise.all([...this.waiting.values()]);
   }
