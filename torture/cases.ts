@@ -16,7 +16,7 @@ export type ExclusionPromise = 'strict' | 'fencing';
 export interface TortureCase {
   readonly name: string;
   readonly topology: TopologyKind;
-  /** Module options of the case on top of the store's connection (`fair`, `replicas`). */
+  /** Module options of the case on top of the store's connection (`queue`, `fair`, `replicas`). */
   readonly options: Readonly<Record<string, unknown>>;
   /** Lease lengths the workload draws from; the first is the decorated methods'. */
   readonly leaseMs: readonly number[];
@@ -64,6 +64,8 @@ const CLUSTER_FAIR_MIX = { ...CLUSTER_MIX, pair: 3, ...SHAPED_MIX };
 
 export const CASES: readonly TortureCase[] = [
   { name: 'redis', topology: 'redis', options: {}, leaseMs: [3_000, 1_500, 2_500], faults: REDIS_FAULTS, exclusion: 'fencing', mix: MIX },
+  // `queue: false`: the race of earlier versions (every instance's first waiter woken by a release).
+  { name: 'redis-race', topology: 'redis', options: { queue: false }, leaseMs: [3_000, 1_500, 2_500], faults: REDIS_FAULTS, exclusion: 'fencing', mix: MIX },
   { name: 'redis-fair', topology: 'redis', options: { fair: true }, leaseMs: [4_000, 3_000], faults: REDIS_FAULTS, exclusion: 'fencing', mix: FAIR_MIX },
   // Defect 4: replicas with an ACL user that may not run WAIT. Refused at startup since its fix; on the
   // code before it, every grant stayed held by nobody for its lease.

@@ -1,7 +1,7 @@
 import type { Contender, RetryTuning } from './lock-adapter.js';
 import { fencedContender } from './fenced.adapter.js';
 import { lockDecoratorContender } from './lock-decorator.adapter.js';
-import { fairLockServiceContender, lockServiceContender } from './lock-service.adapter.js';
+import { fairLockServiceContender, lockServiceContender, racingLockServiceContender } from './lock-service.adapter.js';
 import { murlockContender } from './murlock.adapter.js';
 import { nestRedlockContender } from './nest-redlock.adapter.js';
 import { rawContender } from './raw.adapter.js';
@@ -17,6 +17,7 @@ export const CONTENDERS: readonly Contender[] = [
   redisStoreContender,
   lockServiceContender,
   fairLockServiceContender,
+  racingLockServiceContender,
   withLockContender,
   lockDecoratorContender,
   redisSemaphoreContender,

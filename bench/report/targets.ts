@@ -61,6 +61,8 @@ export function checkTargets(results: Measured): TargetCheck[] {
   });
 
   checks.push(...contentionChecks(results));
+  // Issue 20's goal 2: the default itself (waiters queue in Redis) as fair as `fair: true`, in commands and waits.
+  checks.push(...fairQueueChecks('3 contended, default', results.contended.find((row) => row.entrant === 'lock-service' && !row.error)).slice(1));
   checks.push(...fairQueueChecks('3 contended, fair', results.contended.find((row) => row.entrant === 'lock-service-fair' && !row.error)));
   // Goal 4 asks the Cluster to keep the layout safe (one slot per script) and the queue fair; the latency
   // targets are goal 2's, for one Redis, and are shown in the Cluster's table without a verdict.

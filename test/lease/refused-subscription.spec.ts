@@ -10,8 +10,8 @@ import { spinUntil } from '../support/until';
  * Redis user may not subscribe at first (ACL `resetchannels`: SUBSCRIBE is refused with NOPERM), and is
  * allowed to once the refusal is in the ACL log.
  *
- * In the fair queue (`fair: true`) a waiter whose grant channel was refused still gets the key, by its own
- * heartbeat looks at the line, and says so: its grant counts as a `backoff` wake-up, the series the
+ * A waiter in the Redis queue (the default; `fair: true` waits the same way) whose grant channel was refused
+ * still gets the key, by its own heartbeat looks at the line, and says so: its grant counts as a `backoff` wake-up, the series the
  * "waiters wake by backoff" alert reads (docs/observability.md).
  */
 describe('a waiter whose release subscription was refused', () => {
@@ -21,7 +21,7 @@ describe('a waiter whose release subscription was refused', () => {
   const password = 'refused-subscription-password';
   let holder: LockApp;
   let waiter: LockApp;
-  let fairWaiter: LockApp;
+  let queuedWaiter: LockApp;
 
   beforeAll(async () => {
     await admin.call('ACL', 'SETUSER', user, 'reset', 'on', `>${password}`, '~*', 'resetchannels', '+@all');
@@ -30,18 +30,19 @@ describe('a waiter whose release subscription was refused', () => {
     const url = redisUrl().replace('redis://', `redis://${user}:${password}@`);
     // A safety net of 2.5-5 s: once subscribed, only the release can wake the waiter in the few ms the test
     // takes to release (with the default, a loaded box could let the safety net fire first).
-    waiter = await createLockApp({ redis: url, keyPrefix: prefix, leaseMs: 30_000, retryMaxDelayMs: 5_000 });
-    fairWaiter = await createLockApp({ redis: url, keyPrefix: prefix, leaseMs: 30_000, fair: true });
+    // Waiting on release notices is what waiters do that race (`queue: false`); queued ones hear of grants.
+    waiter = await createLockApp({ redis: url, keyPrefix: prefix, leaseMs: 30_000, retryMaxDelayMs: 5_000, queue: false });
+    queuedWaiter = await createLockApp({ redis: url, keyPrefix: prefix, leaseMs: 30_000 });
   });
   afterAll(async () => {
     await holder.close();
     await waiter.close();
-    await fairWaiter.close();
+    await queuedWaiter.close();
     await admin.call('ACL', 'DELUSER', user);
     admin.disconnect();
   });
 
-  it('in the fair queue, gets a key handed over by its own looks, and reports the grant as a backoff wake-up', async () => {
+  it('in the queue, gets a key handed over by its own looks, and reports the grant as a backoff wake-up', async () => {
     // Refused subscriptions so far (the ACL log folds repeats into one entry's `count`).
     const refusals = async () =>
       ((await admin.call('ACL', 'LOG')) as unknown[][])
@@ -49,8 +50,8 @@ describe('a waiter whose release subscription was refused', () => {
         .reduce((sum, entry) => sum + Number(entry[entry.indexOf('count') + 1]), 0);
     const refusedBefore = await refusals();
     const lease = await holder.locks.acquire('refused-fair');
-    const contended = fairWaiter.next('contention', (e) => e.key === 'refused-fair');
-    const waiting = fairWaiter.locks.acquire('refused-fair', { waitMs: 60_000 });
+    const contended = queuedWaiter.next('contention', (e) => e.key === 'refused-fair');
+    const waiting = queuedWaiter.locks.acquire('refused-fair', { waitMs: 60_000 });
     await contended;
     // In line, and its grant channel refused: the hand-off's message cannot reach it.
     await spinUntil(async () => (await refusals()) > refusedBefore);
@@ -63,7 +64,7 @@ describe('a waiter whose release subscription was refused', () => {
     await next.release();
     await admin.call('ACL', 'SETUSER', user, 'resetchannels');
     await admin.call('ACL', 'LOG', 'RESET');
-    const acquired = fairWaiter.recorded('acquired').find((e) => e.key === 'refused-fair')!;
+    const acquired = queuedWaiter.recorded('acquired').find((e) => e.key === 'refused-fair')!;
     expect(acquired.wakeUps).toEqual({ notification: 0, backoff: 1, expiry: 0, deadline: 0 });
   });
 

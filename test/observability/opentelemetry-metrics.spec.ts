@@ -62,8 +62,10 @@ describe('OpenTelemetry metrics for the seeds’ monitoring table', () => {
     await db.query('CREATE TABLE ledger_rows (id text PRIMARY KEY, value text, fence bigint)');
     await db.query(`INSERT INTO ledger_rows (id, value) VALUES ('ledger', 'initial')`);
     [a, b, c] = await Promise.all([
-      startLockedApp({ lock: { redis: redisUrl(), keyPrefix: prefix, ...otel }, providers: [OrderService] }),
-      startLockedApp({ lock: { redis: redisUrl(), keyPrefix: prefix, leaseMs: 1_000, ...otel }, providers: [OrderService] }),
+      // Waiters that race (`queue: false`): the seeds' table counts a retry per release notice and per backoff
+      // wake-up, which queued waiters (the default) do not make; their wake-ups are refused-subscription.spec's.
+      startLockedApp({ lock: { redis: redisUrl(), keyPrefix: prefix, queue: false, ...otel }, providers: [OrderService] }),
+      startLockedApp({ lock: { redis: redisUrl(), keyPrefix: prefix, leaseMs: 1_000, queue: false, ...otel }, providers: [OrderService] }),
       startLockedApp({ lock: { redis: outageRedis.url, keyPrefix: prefix, leaseMs: 1_000, commandTimeoutMs: 200, ...otel } }),
     ]);
   });

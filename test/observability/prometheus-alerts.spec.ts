@@ -85,7 +85,9 @@ describe('Prometheus alert rules in docs/observability.md', () => {
     await new Promise((resolve) => closed.close(resolve));
     [a, b, down] = await Promise.all([
       startLockedApp({ lock: { redis: redisUrl(), keyPrefix: prefix, leaseMs: 1_000, ...otel }, providers: [ReportService] }),
-      startLockedApp({ lock: { redis: redisUrl(), keyPrefix: prefix, leaseMs: 1_000, retryMaxDelayMs: 100, ...otel } }),
+      // A waiter that races (`queue: false`), so that its fallback timer wakes it while the key stays held (a
+      // queued waiter reports a backoff wake-up only for a grant its own look found).
+      startLockedApp({ lock: { redis: redisUrl(), keyPrefix: prefix, leaseMs: 1_000, retryMaxDelayMs: 100, queue: false, ...otel } }),
       startLockedApp({ lock: { redis: `redis://127.0.0.1:${closedPort}`, keyPrefix: prefix, commandTimeoutMs: 200, ...otel } }),
     ]);
     const moduleRef = await Test.createTestingModule({ imports: [LockTestingModule.forRoot({ keyPrefix: prefix, ...otel })] }).compile();

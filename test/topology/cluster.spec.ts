@@ -188,9 +188,11 @@ describe('a Redis Cluster behind the lock module', () => {
   });
 
   describe('with shardedPubSub', () => {
-    it('wakes a waiter through SSUBSCRIBE on the node that owns the key, announced by SPUBLISH from the release script', async () => {
+    it('wakes a racing waiter (queue: false) through SSUBSCRIBE on the node that owns the key, announced by SPUBLISH from the release script', async () => {
       const cluster = await startCluster();
-      const options = { redis: clusterOption(cluster), keyPrefix: prefix, shardedPubSub: true };
+      // The release channel is what waiters that race listen on; queued waiters hear of their grant on their
+      // instance's grant channel (test/stores/redis-fair-cluster.spec.ts).
+      const options = { redis: clusterOption(cluster), keyPrefix: prefix, shardedPubSub: true, queue: false };
       const holderApp = await createLockApp(options);
       const waiterApp = await createLockApp(options);
       const key = 'sharded';

@@ -21,7 +21,7 @@ export interface Bounds {
    */
   readonly orphanMs: number;
   /**
-   * Fair queues: a dead waiter stands in line for at most its heartbeat lease (2 s) plus one look of the
+   * Redis queues (the default, and `fair`): a dead waiter stands in line for at most its heartbeat lease (2 s) plus one look of the
    * waiter behind it (a third of it), and a hand-off to it holds the key one more heartbeat. With nobody
    * behind it, the queue's own TTL (5 s from its last look) removes it two heartbeats after its death.
    */
@@ -37,7 +37,8 @@ export interface Bounds {
   readonly wakeMs: number;
   /** Rule (h): backoff wake-ups allowed in a fault-free wait of `waitedMs`. */
   backoffAllowed(waitedMs: number): number;
-  readonly fair: boolean;
+  /** Waiters stand in a Redis queue: on every Redis topology unless `queue: false` (see {@link queueMs}). */
+  readonly queued: boolean;
   /**
    * etcd: leases are whole seconds (a 1.5 s lease lives up to 2 s), and a new leader gives every lease its
    * full TTL again (so that an election cannot expire live leases): a key whose holder let go around a
@@ -53,13 +54,14 @@ const RETRY_MAX_DELAY_MS = 1_000;
 
 export function boundsFor(def: TortureCase): Bounds {
   const slackMs = Number(process.env.TORTURE_SLACK_MS ?? 1_000);
-  const fair = def.options.fair === true;
+  const redis = def.topology === 'redis' || def.topology === 'redis-nowait' || def.topology === 'sentinel' || def.topology === 'cluster';
+  const queued = redis && (def.options.fair === true || def.options.queue !== false);
   return {
     slackMs,
     commandTimeoutMs: COMMAND_TIMEOUT_MS,
     leaseMaxMs: Math.max(...def.leaseMs),
     orphanMs: COMMAND_TIMEOUT_MS + slackMs,
-    queueMs: fair ? 2 * QUEUE_HEARTBEAT_MS + QUEUE_HEARTBEAT_MS / 3 + slackMs : 0,
+    queueMs: queued ? 2 * QUEUE_HEARTBEAT_MS + QUEUE_HEARTBEAT_MS / 3 + slackMs : 0,
     writerMarkMs: 2 * RETRY_MAX_DELAY_MS + COMMAND_TIMEOUT_MS,
     recoveryMs: 2 * slackMs,
     wakeMs: RETRY_MAX_DELAY_MS + slackMs,
@@ -67,7 +69,7 @@ export function boundsFor(def: TortureCase): Bounds {
     // one. One backoff wake-up per 500 ms of waiting, plus two, is far above a safety net that fires
     // rarely, and far below a poll (the exponential backoff from 10 ms wakes ~15 times in 600 ms).
     backoffAllowed: (waitedMs) => waitedMs / 500 + 2,
-    fair,
+    queued,
     ttlRoundingMs: def.topology === 'etcd' ? 1_000 : 0,
     ttlRefreshedByFaults: def.topology === 'etcd' || def.topology === 'zookeeper',
   };

@@ -41,15 +41,23 @@ export interface RedisLockStoreOptions {
   readonly commandTimeoutMs: number;
   /**
    * Replicas that must acknowledge a grant or renewal (`WAIT`) before it counts: a grant they did not
-   * acknowledge in time is released and reported as a store failure, so the waiter retries. With `fair`,
+   * acknowledge in time is released and reported as a store failure, so the waiter retries. With a queue,
    * every grant of the queue too, however its waiter learnt of it (see acknowledged-grants.ts).
    * @default 0
    */
   readonly replicas?: number;
   /**
-   * Waiters queue in Redis, first come first served across every instance: a release hands the key to
-   * the next waiter in the same step and wakes only that one (see fair-queue/redis-fair-queue.ts). Costs an uncontended
-   * acquisition one more command inside the server (the look for a queue).
+   * A plain lock's waiters queue in Redis, first come first served across every instance: a release hands
+   * the key to the next waiter in the same step and wakes only that one (see fair-queue/redis-fair-queue.ts).
+   * Single attempts stay the plain one (the key alone), so one may take a key that came free by expiry
+   * ahead of the line. Otherwise waiters retry on release notifications.
+   * @default true
+   */
+  readonly queue?: boolean;
+  /**
+   * Strict: beyond `queue`, a single attempt is turned away while anybody stands in line, and waiters of
+   * every shape queue too. Costs an uncontended acquisition one more command inside the server (the look
+   * for a queue).
    * @default false
    */
   readonly fair?: boolean;
@@ -64,9 +72,9 @@ export class RedisLockStore implements LockStore {
   /** The release script, its reply read with the connection's epoch (see {@link release}). */
   private readonly releaseScript: RedisScript<ReleaseInput, boolean>;
   private readonly grants: GrantChannel;
-  /** Present with `fair`: waiting acquisitions go through the store's queue (see `LockStore.acquireQueued`). */
+  /** Present with `queue` or `fair`: waiting acquisitions go through the store's queue (see `LockStore.acquireQueued`). */
   readonly acquireQueued?: (request: QueuedAcquireRequest) => Promise<QueuedAcquireOutcome>;
-  /** Present with `fair`: false for a key not found queued lately (see `LockStore.queuesAtOnce`). */
+  /** Present with `queue` or `fair`: false for a key not found queued lately (see `LockStore.queuesAtOnce`). */
   readonly queuesAtOnce?: (key: string) => boolean;
   /**
    * Present with `fair`: waiters of every shape (readers, writers, permits) queue too, in the key's queue of
@@ -93,7 +101,7 @@ export class RedisLockStore implements LockStore {
     const fair = options.fair ?? false;
     const acknowledged = this.commands.acknowledgement && new AcknowledgedGrants(connection, this.commands, this.layout, (key, token) => this.release(key, token, 0));
     this.attempts = new RedisSingleAttempts(this.commands, this.layout, fair, acknowledged, (key, token, keepMs) => this.release(key, token, keepMs));
-    if (fair) {
+    if (fair || (options.queue ?? true)) {
       const queue = new RedisFairQueue({
         commands: this.commands,
         layout: this.layout,
@@ -104,9 +112,12 @@ export class RedisLockStore implements LockStore {
         acknowledged,
       });
       this.acquireQueued = (request) => withToken(request.token, () => queue.acquire(request));
-      // Its plain attempt (ACQUIRE_IF_NO_QUEUE_SCRIPT) is turned away while a waiter stands in line.
+      // Its plain attempt is turned away while the key is held (and with `fair`, while a waiter stands in
+      // line, by ACQUIRE_IF_NO_QUEUE_SCRIPT): turned away, the waiter joins the line.
       this.queuesAtOnce = (key) => queue.foundQueued(this.layout.lockKey(key));
-      this.acquireSharedQueued = (request, shape) => withToken(request.token, () => queue.acquireShared(request, shape));
+      // Shaped waiters only with `fair`: a reader's plain attempt is granted beside other readers, so with
+      // plain attempts in front of it a line would not keep a waiting writer from being overtaken.
+      if (fair) this.acquireSharedQueued = (request, shape) => withToken(request.token, () => queue.acquireShared(request, shape));
     }
   }
 

@@ -27,14 +27,24 @@ export interface RedisModuleOptions {
    */
   replicas?: number;
   /**
-   * Redis only: waiters queue in Redis, first come first served across every instance. A release hands the
-   * key to the next waiter in the same step (with its fencing token) and wakes only that waiter, so a hot
-   * key passes from instance to instance in turn, with no herd and nobody starved. Without it, every
-   * instance's first waiter is woken by a release and they race for the key (fair within one instance
-   * only). Readers, writers and semaphore permits queue the same way, in a line of their own per key: a
-   * released permit goes to the next waiter in line (docs/lock-shapes.md). Costs an uncontended acquisition
-   * one more command inside Redis; see docs/performance.md. With `replicas`, a waiter's grant (its own, or
-   * handed over by a release) counts only once they acknowledged it, at one more round trip per queued grant.
+   * Redis only: a plain lock's waiters queue in Redis, first come first served across every instance. A
+   * release hands the key to the next waiter in the same step (with its fencing token) and wakes only that
+   * waiter, so a hot key passes from instance to instance in turn, with no herd and nobody starved. An
+   * uncontended acquisition is untouched: one script that looks at the key alone, so a single attempt
+   * (`tryAcquire`, or a waiter's first) may take a key in the moment it comes free by expiry (a crashed
+   * holder, a minimum hold ending) ahead of the line; `fair: true` closes that too. `false`: every
+   * instance's first waiter is woken by a release and they race for the key (first come first served
+   * within one instance only: a hot key can starve whole instances). See docs/performance.md.
+   * @default true
+   */
+  queue?: boolean;
+  /**
+   * Redis only: strict first come first served. Beyond `queue`, a single attempt never takes a key while
+   * anybody stands in line, even one that just came free by expiry, and readers, writers and semaphore
+   * permits queue too, in a line of their own per key: a released permit goes to the next waiter in line
+   * (docs/lock-shapes.md). Costs an uncontended acquisition one more command inside Redis (the look for a
+   * line); see docs/performance.md. With `replicas`, a waiter's grant (its own, or handed over by a release)
+   * counts only once they acknowledged it, at one more round trip per queued grant.
    * @default false
    */
   fair?: boolean;
@@ -50,6 +60,7 @@ export interface RedisModuleOptions {
 export interface RedisStoreSettings {
   readonly connection: RedisConnectionOption;
   readonly replicas: number;
+  readonly queue: boolean;
   readonly fair: boolean;
   readonly shardedPubSub: boolean;
 }
@@ -58,7 +69,7 @@ export interface RedisStoreSettings {
 const NO_REPLICAS = 0;
 
 /** `store: 'redis'`: one server, Sentinel or Cluster (docs/topologies.md). */
-/** Why `fair` means nothing with another store: what that store does for waiters instead. */
+/** Why `queue` and `fair` mean nothing with another store: what that store does for waiters instead. */
 const FAIR_ELSEWHERE: Readonly<Record<string, string>> = {
   "'etcd'": 'its waiters queue in etcd anyway (first come, first served)',
   "'zookeeper'": 'its waiters queue in the ensemble anyway (first come, first served)',
@@ -68,14 +79,16 @@ const FAIR_ELSEWHERE: Readonly<Record<string, string>> = {
 
 export const redisStoreKind: LockStoreKindDefinition<'redis', RedisStoreSettings> = {
   name: 'redis',
-  optionNames: ['redis', 'replicas', 'fair', 'shardedPubSub'],
+  optionNames: ['redis', 'replicas', 'queue', 'fair', 'shardedPubSub'],
   storeClassName: 'RedisLockStore',
   resolve: (options) => {
     assertRedisConnectionOption(options.redis);
     const replicas = replicasOption(options.replicas);
     const shardedPubSub = booleanOption('shardedPubSub', options.shardedPubSub, false);
     const fair = booleanOption('fair', options.fair, false);
-    return { connection: options.redis, replicas, fair, shardedPubSub };
+    const queue = booleanOption('queue', options.queue, true);
+    if (fair && !queue) throw new LockConfigError('queue', false, 'true or left out with fair: true, which queues every waiter');
+    return { connection: options.redis, replicas, queue, fair, shardedPubSub };
   },
   refuseForeign: (options, chosen) => {
     refuseForeignConnection('redis', 'redis', options, chosen);
@@ -84,13 +97,16 @@ export const redisStoreKind: LockStoreKindDefinition<'redis', RedisStoreSettings
     if (replicas > 0 || shardedPubSub) {
       throw new LockConfigError(replicas > 0 ? 'replicas' : 'shardedPubSub', replicas > 0 ? replicas : shardedPubSub, "only with store 'redis'");
     }
+    if (!booleanOption('queue', options.queue, true)) {
+      throw new LockConfigError('queue', false, `only with store 'redis'; store is ${chosen}: ${FAIR_ELSEWHERE[chosen] ?? 'it keeps no queue'}`);
+    }
     if (booleanOption('fair', options.fair, false)) {
       throw new LockConfigError('fair', true, `only with store 'redis'; store is ${chosen}: ${FAIR_ELSEWHERE[chosen] ?? 'it keeps no queue'}`);
     }
   },
   create: async (settings, { keyPrefix, commandTimeoutMs }) => {
     const connection = createRedisConnection(settings.connection, { shardedPubSub: settings.shardedPubSub, closeTimeoutMs: commandTimeoutMs });
-    const store = new RedisLockStore(connection, { keyPrefix, commandTimeoutMs, replicas: settings.replicas, fair: settings.fair });
+    const store = new RedisLockStore(connection, { keyPrefix, commandTimeoutMs, replicas: settings.replicas, queue: settings.queue, fair: settings.fair });
     const { client } = connection;
     if (!client.isCluster && settings.replicas === 0) return store;
     return checkedAtStartup(store, async (created) => {

@@ -1,0 +1,90 @@
+import { Redis } from 'ioredis';
+import { LockConfigError, type LockModuleOptions } from '../../lib/index';
+import { RedisKeyLayout } from '../../lib/stores/redis/redis-key-layout';
+import { parseLockValue } from '../../lib/stores/redis/scripts/lock-value';
+import { expectHandedOnInArrivalOrder } from '../stores/fair-queue.scenarios';
+import { createLockApp, type LockApp } from '../support/lock-app';
+import { moduleStartError } from '../support/module-start';
+import { redisUrl, testPrefix } from '../support/test-prefix';
+import { pollUntil } from '../support/until';
+
+/**
+ * Redis with the default options: a plain lock's waiters queue in Redis (`queue`, on by default), so a hot key
+ * passes from application to application in arrival order and each release wakes only the next waiter; an
+ * uncontended acquisition stays the plain one (one script that looks at the key alone). `queue: false` is
+ * the race of earlier versions: every application's first waiter is woken by a release.
+ */
+describe('queue (the default on Redis): waiters of several applications wait in one line', () => {
+  const prefix = testPrefix(__filename);
+  const layout = new RedisKeyLayout(prefix);
+  const redis = new Redis(redisUrl());
+  const apps: LockApp[] = [];
+  const open = async (options: Partial<LockModuleOptions> = {}, count = 4): Promise<LockApp[]> => {
+    const opened = await Promise.all(Array.from({ length: count }, (_, i) => createLockApp({ redis: redisUrl(), keyPrefix: prefix, holder: `app-${i}`, ...options })));
+    apps.push(...opened);
+    return opened;
+  };
+  /** The mark on `key`'s lock value: `q` once a waiter joined its line, `w` once one waits for a release notice. */
+  const flagOf = async (key: string): Promise<string | undefined> => {
+    const value = await redis.get(layout.lockKey(key));
+    return value === null ? undefined : parseLockValue(value)?.flag;
+  };
+
+  afterAll(async () => {
+    await Promise.all(apps.map((app) => app.close()));
+    redis.disconnect();
+  });
+
+  it('hands a key to waiters of several applications in the order they arrived, with no fair option set', async () => {
+    const group = await open();
+    const queueKey = layout.queueKey(layout.lockKey('hot'));
+    const holder = await group[0]!.locks.acquire('hot');
+    const waiting = group[1]!.locks.acquire('hot', { waitMs: 30_000 });
+    // The first waiter was turned away and joined the line, and marked the key so that its release hands
+    // the key on (`q`), instead of announcing itself to waiters that race (`w`).
+    await pollUntil(async () => (await redis.llen(queueKey)) === 1, 'the first waiter joins the line', 10_000);
+    expect(await flagOf('hot')).toBe('q');
+    await holder.release();
+    await (await waiting).release();
+
+    await expectHandedOnInArrivalOrder(group, 'hot', (length) => pollUntil(async () => (await redis.llen(queueKey)) === length, `${length} waiters in line`));
+    expect(await redis.exists(queueKey, layout.lockKey('hot'))).toBe(0);
+  });
+
+  it('keeps the uncontended acquisition the plain one: a single attempt takes a key that came free while a line stands (fair: true would not)', async () => {
+    const [app] = await open({}, 1);
+    const queueKey = layout.queueKey(layout.lockKey('expired'));
+    // Another pod's live waiter, first in line, while the key is free for the moment (its holder's lease ran
+    // out and the waiter has not looked yet).
+    const ahead = `${Date.now() * 1000}|60000|otherpod|1|other-token|pod-b`;
+    await redis.rpush(queueKey, ahead);
+    await redis.pexpire(queueKey, 300_000);
+    const lease = await app!.locks.tryAcquire('expired');
+    expect(lease).not.toBeNull();
+    expect(await redis.lrange(queueKey, 0, -1)).toEqual([ahead]);
+    await lease!.release();
+    await redis.del(queueKey);
+  });
+
+  it('races as before with queue: false: a waiter waits for the release notice and leaves no line', async () => {
+    const [first, second] = await open({ queue: false }, 2);
+    const holder = await first!.locks.acquire('racing');
+    const waiting = second!.locks.acquire('racing', { waitMs: 30_000 });
+    await pollUntil(async () => (await flagOf('racing')) !== '-', 'the waiter marks the key');
+    expect(await flagOf('racing')).toBe('w');
+    expect(await redis.exists(layout.queueKey(layout.lockKey('racing')))).toBe(0);
+    await holder.release();
+    await (await waiting).release();
+  });
+
+  it.each([
+    ['queue: false with fair: true', { redis: redisUrl(), queue: false, fair: true }, 'with fair: true, which queues every waiter'],
+    ['queue: false with another store', { store: 'etcd', etcd: ['http://127.0.0.1:1'], queue: false }, "only with store 'redis'; store is 'etcd': its waiters queue in etcd anyway"],
+    ['queue that is not a boolean', { redis: redisUrl(), queue: 'yes' }, 'true or false'],
+  ])('refuses %s at startup, with LockConfigError naming the option', async (_, options, reason) => {
+    const error = await moduleStartError(options as LockModuleOptions);
+    expect(error).toBeInstanceOf(LockConfigError);
+    expect(error).toMatchObject({ option: 'queue' });
+    expect((error as Error).message).toContain(reason);
+  });
+});
