@@ -1,3 +1,4 @@
+import { CLUSTER_ENTRANTS } from '../scenarios/cluster-contended.scenario.js';
 import type { BenchResults } from './bench-results.js';
 import { num, ratioText, spreadText, table } from './format.js';
 import { contendedRowsTable, type Namer } from './scenario-tables.js';
@@ -9,10 +10,10 @@ export function clusterContendedTable(results: BenchResults, name: Namer): strin
   return [
     `## 3c. Contended on a Redis Cluster (3 masters, 3 replicas): ${c.workers} workers over ${c.instances} instances on ONE key (${c.repetitions} × ${num(c.durationMs)} ms)`,
     '',
-    'This library only, each instance a Cluster client of its own; the fair queue with `shardedPubSub: true`. The key, its queue, its fencing ' +
+    'This library only, each instance a Cluster client of its own, in four configurations. The key, its queue, its fencing ' +
       "counter and its channels share the key's hash slot, so every script runs on the one master that serves it. Cmds/CS: server commands summed over every master.",
     '',
-    contendedRowsTable(results.clusterContended, name),
+    contendedRowsTable(results.clusterContended, (id) => CLUSTER_ENTRANTS.find((entrant) => entrant.id === id)?.label ?? name(id)),
     '',
   ];
 }

@@ -11,13 +11,16 @@ import { contendedRow, describeContendedRun, type ContendedRow, type ContendedRu
 import { contend } from './contention.workload.js';
 
 /**
- * This library's configurations measured on the Cluster, each as its own entrant id. The fair queue with
- * sharded pub/sub, as docs/performance.md recommends on a Cluster: a PUBLISH travels to every node over
- * the cluster bus, an SPUBLISH only to the shard that serves the key.
+ * This library's configurations measured on the Cluster, each as its own entrant id. Queued waiters (the
+ * default, and `fair`) with and without sharded pub/sub, which docs/performance.md recommends on a Cluster:
+ * a PUBLISH travels to every node over the cluster bus, an SPUBLISH only to the shard that serves the key;
+ * and the race (`queue: false`).
  */
-const CLUSTER_ENTRANTS: ReadonlyArray<{ id: string; options: Partial<LockModuleOptions> }> = [
-  { id: 'lock-service-fair', options: { fair: true, shardedPubSub: true } },
-  { id: 'lock-service', options: {} },
+export const CLUSTER_ENTRANTS: ReadonlyArray<{ id: string; label: string; options: Partial<LockModuleOptions> }> = [
+  { id: 'lock-service-fair', label: 'LockService, fair: true, shardedPubSub: true', options: { fair: true, shardedPubSub: true } },
+  { id: 'lock-service-sharded', label: 'LockService, shardedPubSub: true (waiters queue)', options: { shardedPubSub: true } },
+  { id: 'lock-service', label: 'LockService, default options (waiters queue)', options: {} },
+  { id: 'lock-service-race', label: 'LockService, queue: false (waiters race)', options: { queue: false } },
 ];
 
 /** Untimed contention before the rounds: Cluster clients discover the slots, scripts get loaded. */

@@ -66,6 +66,27 @@ describe('queue (the default on Redis): waiters of several applications wait in 
     await redis.del(queueKey);
   });
 
+  it('serves the line again after a single attempt took a key that came free by expiry: the waiter in line gets it next', async () => {
+    const [holderApp, waiterApp, otherApp] = await open({}, 3);
+    const queueKey = layout.queueKey(layout.lockKey('crashed'));
+    const crashed = await holderApp!.locks.acquire('crashed');
+    const waiting = waiterApp!.locks.acquire('crashed', { waitMs: 30_000 });
+    await pollUntil(async () => (await redis.llen(queueKey)) === 1, 'the waiter joins the line', 10_000);
+    // The holder's pod dies and its key expires before the waiter's next look: what its lease running out
+    // leaves, without a release to hand the key on.
+    await redis.del(layout.lockKey('crashed'));
+    const overtaker = await otherApp!.locks.tryAcquire('crashed');
+    expect(overtaker).not.toBeNull();
+    // Its release hands the key to the line (a look of the waiter marked it) or leaves it free for the
+    // waiter's next look: either way the waiter is next, with a later fencing token.
+    await overtaker!.release();
+    const lease = await waiting;
+    expect(lease.fencingToken).toBeGreaterThan(overtaker!.fencingToken);
+    await lease.release();
+    await crashed.release().catch(() => undefined);
+    expect(await redis.exists(queueKey, layout.lockKey('crashed'))).toBe(0);
+  });
+
   it('races as before with queue: false: a waiter waits for the release notice and leaves no line', async () => {
     const [first, second] = await open({ queue: false }, 2);
     const holder = await first!.locks.acquire('racing');
