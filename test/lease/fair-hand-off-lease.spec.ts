@@ -2,7 +2,7 @@ import { Redis } from 'ioredis';
 import { RedisKeyLayout } from '../../lib/stores/redis/redis-key-layout';
 import { createLockApp, type LockApp } from '../support/lock-app';
 import { redisUrl, testPrefix } from '../support/test-prefix';
-import { spinUntil } from '../support/until';
+import { pollUntil, spinUntil } from '../support/until';
 
 /**
  * A fair hand-off grants the next waiter only its heartbeat lease (2 s) until that waiter's watchdog brings
@@ -53,5 +53,24 @@ describe('fair: true — the lease of a waiter the key was handed to', () => {
     } finally {
       await lease.release().catch(() => undefined);
     }
+  });
+  it('counts the lease of a waiter handed the key after a long wait from its latest look, not from when it joined', async () => {
+    // The hand-off's TTL (one heartbeat) runs from the hand-off; the waiter counts it, conservatively, from
+    // its latest call that found it waiting. Counted from the join instead, a wait longer than a heartbeat
+    // ends in a lease that is already past its deadline: declared lost before the watchdog's first renewal.
+    const holder = await apps[0]!.locks.acquire('late', { leaseMs: 8_000 });
+    const waiting = apps[1]!.locks.acquire('late', { waitMs: 60_000, leaseMs: 8_000 });
+    await queued('late');
+    // Each look rewrites the waiter's entry with its clock: wait until one came more than a heartbeat (2 s)
+    // after the join.
+    const queueKey = layout.queueKey(layout.lockKey('late'));
+    const clockMs = async () => Number((await redis.lindex(queueKey, 0))?.split('|')[0] ?? 0) / 1000;
+    const joinedAt = await clockMs();
+    await pollUntil(async () => (await clockMs()) > joinedAt + 2_000, 'a look at the line more than a heartbeat after the join');
+    await holder.release();
+    const lease = await waiting;
+    expect(lease.fencingToken).toBeGreaterThan(holder.fencingToken);
+    expect(lease.held).toBe(true);
+    await expect(lease.release()).resolves.toBeUndefined();
   });
 });

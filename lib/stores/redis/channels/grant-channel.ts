@@ -11,6 +11,12 @@ export interface GrantListener {
   recheck(delayMs: number): void;
 }
 
+/** One waiter's use of a slot's grant channel (see `GrantChannel.subscribe`). */
+export interface GrantSubscription {
+  readonly ready: Promise<number>;
+  unsubscribe(): void;
+}
+
 interface SlotSubscription {
   readonly ready: Promise<void>;
   /** Set once the subscription is confirmed. */
@@ -44,7 +50,7 @@ export class GrantChannel {
   private readonly slots = new Map<string, SlotSubscription>();
 
   constructor(
-    private readonly channel: ReleaseChannel,
+    private readonly channel: Pick<ReleaseChannel, 'listen'>,
     private readonly channelOf: (tag: string) => string,
   ) {}
 
@@ -68,11 +74,12 @@ export class GrantChannel {
   }
 
   /**
-   * Subscribes the slot's channel if needed (once per waiter that waits there; `unsubscribe` when done).
-   * Resolves with the time the subscription was confirmed: a message sent before then may have been
-   * missed. Rejects when the subscription fails.
+   * Subscribes the slot's channel if needed (once per waiter that waits there; `unsubscribe` the handle
+   * when done). `ready` resolves with the time the subscription was confirmed (a message sent before then
+   * may have been missed) and rejects when the subscription fails. The handle counts only against its own
+   * subscription: after a failed one, a waiter leaving never takes a later waiter's subscription away.
    */
-  subscribe(tag: string): Promise<number> {
+  subscribe(tag: string): GrantSubscription {
     let slot = this.slots.get(tag);
     if (!slot) {
       const created: SlotSubscription = {
@@ -96,13 +103,16 @@ export class GrantChannel {
     clearTimeout(slot.linger);
     slot.linger = undefined;
     const subscribed = slot;
-    return subscribed.readyAt !== undefined ? Promise.resolve(subscribed.readyAt) : subscribed.ready.then(() => subscribed.readyAt!);
-  }
-
-  unsubscribe(tag: string): void {
-    const slot = this.slots.get(tag);
-    if (!slot || --slot.users > 0) return;
-    if (slot.stop) this.linger(tag, slot);
+    let left = false;
+    return {
+      ready: subscribed.readyAt !== undefined ? Promise.resolve(subscribed.readyAt) : subscribed.ready.then(() => subscribed.readyAt!),
+      unsubscribe: () => {
+        if (left) return;
+        left = true;
+        if (--subscribed.users > 0) return;
+        if (subscribed.stop && this.slots.get(tag) === subscribed) this.linger(tag, subscribed);
+      },
+    };
   }
 
   /** The subscriptions go with the subscriber connection; only the timers are ours to stop. */

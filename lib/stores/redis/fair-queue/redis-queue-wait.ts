@@ -1,7 +1,7 @@
 import { LockStoreUnavailableError } from '../../../errors/lock-store-unavailable.error.js';
 import { Wake } from '../../../support/wake.js';
 import type { QueuedAcquireOutcome, QueuedAcquireRequest, QueuedWakeUpCause } from '../../lock-store.interface.js';
-import type { GrantListener } from '../channels/grant-channel.js';
+import type { GrantListener, GrantSubscription } from '../channels/grant-channel.js';
 import { grantProof, QUEUE_HEARTBEAT_MS } from '../scripts/queue.lua.js';
 import type { SentCommand } from '../commands/redis-commands.js';
 import type { ContendedKeys } from './contended-keys.js';
@@ -23,7 +23,8 @@ export class QueueWait implements GrantListener {
   private lastError?: LockStoreUnavailableError;
   /** In the queue (as far as we know). */
   private queued = false;
-  private subscribed = false;
+  /** The grant channel's, from the wait's first sleep in line. */
+  private subscription?: GrantSubscription;
   /** Told about hand-offs by the grant channel: from when it first stands in line. */
   private registered = false;
   /** Send time of the latest call that found us waiting: a hand-off came later. */
@@ -91,7 +92,7 @@ export class QueueWait implements GrantListener {
       throw error;
     } finally {
       if (this.registered) grants.unregister(this.id);
-      if (this.subscribed) grants.unsubscribe(this.calls.tag);
+      this.subscription?.unsubscribe();
     }
   }
 
@@ -149,15 +150,12 @@ export class QueueWait implements GrantListener {
   /** Until granted (or the deadline); undefined when our place was lost and we must join again. */
   private async waitInLine(): Promise<QueuedAcquireOutcome | undefined> {
     const { deadline, signal } = this.request;
-    if (!this.subscribed) {
-      this.subscribed = true;
-      try {
-        const subscribedAt = await this.context.grants.subscribe(this.calls.tag);
-        // Subscribed only now: a hand-off may have been announced before anyone listened.
-        if (subscribedAt > this.lastQueuedAt) this.nextLook.schedule(0, undefined);
-      } catch {
-        // No grant channel: the waiter still gets the key, by its own looks at the queue.
-      }
+    if (!this.subscription) {
+      // Not awaited: while the subscriber connection comes up (a start, a reconnect, a failover) the waiter
+      // keeps looking at the line on its heartbeat, and its deadline and abort still end the wait. With no
+      // grant channel at all, those looks still get it the key.
+      this.subscription = this.context.grants.subscribe(this.calls.tag);
+      this.subscription.ready.then((subscribedAt) => this.caughtUp(subscribedAt), () => undefined);
     }
     for (;;) {
       if (this.handedFence !== undefined) return this.accept(this.handedFence, this.lastQueuedAt, this.heartbeatMs, 'notification');
@@ -175,6 +173,13 @@ export class QueueWait implements GrantListener {
     }
   }
 
+  /** Subscribed only now: a hand-off may have been announced before anyone listened. */
+  private caughtUp(subscribedAt: number): void {
+    if (subscribedAt <= this.lastQueuedAt) return;
+    this.nextLook.bringForward(0, undefined);
+    this.wake.fire();
+  }
+
   private async check(): Promise<QueuedAcquireOutcome | 'gone' | undefined> {
     const sentAt = Date.now();
     this.attempts++;
@@ -183,7 +188,7 @@ export class QueueWait implements GrantListener {
       reply = await this.calls.check(this.calls.entry(), this.cleanUp.lateReply);
     } catch (error) {
       this.failed(error);
-      this.nextLook.schedule(Date.now() + this.backoffMs(), 'backoff');
+      this.nextLook.schedule(Date.now() + retryDelayMs(this.failures), 'backoff');
       return undefined;
     }
     this.failures = 0;
@@ -195,6 +200,7 @@ export class QueueWait implements GrantListener {
       this.verifyGrants = true;
       return 'gone';
     }
+    // A hand-off comes after this look: the lease it grants counts from here at the earliest.
     this.lastQueuedAt = sentAt;
     this.nextLook.heartbeatAfter(sentAt);
     // First in line: look again when the holder's TTL runs out (a holder that died releases nothing).
@@ -287,12 +293,8 @@ export class QueueWait implements GrantListener {
     return { result: { acquired: true, fencingToken }, attempts: this.attempts, leaseStartedAt, ...optional };
   }
 
-  private backoffMs(): number {
-    return retryDelayMs(this.failures);
-  }
-
   private async backOff(): Promise<void> {
-    await this.wake.wait(Math.min(this.request.deadline, Date.now() + this.backoffMs()), this.request.signal);
+    await this.wake.wait(Math.min(this.request.deadline, Date.now() + retryDelayMs(this.failures)), this.request.signal);
     this.wokenBy = 'backoff';
   }
 }
