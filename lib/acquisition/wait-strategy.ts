@@ -26,15 +26,17 @@ export interface GrantRequest {
 /**
  * Whether an acquisition makes one plain attempt before any waiting is set up (the caller's fast path):
  * always for a single attempt (`waitMs` 0); for a waiting one when no other caller of this application
- * waits for the key (it would be overtaken) and the store keeps no queue of its own, or keeps one but did
- * not find the key queued lately (`queuesAtOnce`: its plain attempt respects the queue, so it overtakes
- * nobody either; turned away, the acquisition joins the queue).
+ * waits for the key (it would be overtaken: the application's waiters wait in its FIFO, unless every one
+ * of them stands in the store's own queue) and the store keeps no queue of its own, or keeps one but did
+ * not find the key queued lately (`queuesAtOnce`: its plain attempt takes only a free key; turned away,
+ * the acquisition joins the queue).
  */
 export function triesFirst(source: GrantSource, key: string, waitMs: number): boolean {
   if (waitMs === 0) return true;
   const { store } = source;
-  if (store.acquireQueued !== undefined) return store.queuesAtOnce?.(key) === false;
-  return !source.waiters.busy(key);
+  const localFifo = store.acquireQueued === undefined || store.queuesLocalHeads === true;
+  if (localFifo && source.waiters.busy(key)) return false;
+  return store.acquireQueued === undefined || store.queuesAtOnce?.(key) === false;
 }
 
 /**
@@ -49,13 +51,20 @@ export async function waitForGrant(source: GrantSource, request: GrantRequest, f
   const { key, leaseMs, waitMs, signal, tally } = request;
   const { startedAt } = tally;
   if (waitMs > 0 && store.acquireQueued) {
-    const token = newToken();
-    const queued = await store.acquireQueued({ key, token, leaseMs, holder, deadline: startedAt + waitMs, signal });
-    // After a plain first attempt (see triesFirst), which counted already.
-    tally.attempts += queued.attempts;
-    if (queued.grantedOn !== undefined) tally.wokenBy(queued.grantedOn);
-    const granted = queued.result.acquired ? queued.result : undefined;
-    return { granted, token, lastSentAt: queued.leaseStartedAt, grantedTtlMs: queued.grantedTtlMs };
+    // Where only the application's first waiter stands in the store's queue, the others wait their turn here.
+    const leaveLocal = store.queuesLocalHeads ? await waiters.enter(key, startedAt + waitMs, signal) : noLocalQueue;
+    if (!leaveLocal) return undefined;
+    try {
+      const token = newToken();
+      const queued = await store.acquireQueued({ key, token, leaseMs, holder, deadline: startedAt + waitMs, signal });
+      // After a plain first attempt (see triesFirst), which counted already.
+      tally.attempts += queued.attempts;
+      if (queued.grantedOn !== undefined) tally.wokenBy(queued.grantedOn);
+      const granted = queued.result.acquired ? queued.result : undefined;
+      return { granted, token, lastSentAt: queued.leaseStartedAt, grantedTtlMs: queued.grantedTtlMs };
+    } finally {
+      leaveLocal();
+    }
   }
   // One attempt (waitMs 0) never queues; a waiting caller first lets earlier local waiters go.
   const leaveQueue = waitMs === 0 ? () => undefined : await waiters.enter(key, startedAt + waitMs, signal);
@@ -77,3 +86,5 @@ export async function waitForGrant(source: GrantSource, request: GrantRequest, f
     leaveQueue();
   }
 }
+
+function noLocalQueue(): void {}

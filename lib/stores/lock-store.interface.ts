@@ -150,11 +150,18 @@ export interface LockStore {
   acquireQueued?(request: QueuedAcquireRequest): Promise<QueuedAcquireOutcome>;
   /**
    * Optional, with `acquireQueued`: false when a waiting acquisition of `key` may first make one plain
-   * `acquire` (which, on such a store, never overtakes a waiter in its queue) and queue only if that is
-   * turned away: the key was not found queued lately, so it is most likely free, and the plain attempt is
+   * `acquire` (which, on such a store, takes the key only when it is free: with Redis' `fair` only when
+   * nobody stands in line either) and queue only if that is turned away: the key was not found queued lately, so it is most likely free, and the plain attempt is
    * the cheaper call. True (or absent) sends the acquisition straight to `acquireQueued`.
    */
   queuesAtOnce?(key: string): boolean;
+  /**
+   * Optional, with `acquireQueued`: true when only an application's first waiter for a key should stand in
+   * the store's queue, the others waiting behind it in the application (first come first served there) and
+   * joining the store's queue one at a time. Bounds what a store pays per waiter when its waiters look at
+   * the whole queue (the Redis queue without `fair`); absent or false, every waiter queues in the store.
+   */
+  readonly queuesLocalHeads?: boolean;
   /**
    * Optional, with `acquireShared`: a store-native FIFO wait for grants in `shape`, as `acquireQueued` is
    * for plain ones (same request, same outcome, same clean-up of an unknown outcome). Used for every

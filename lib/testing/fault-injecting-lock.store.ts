@@ -24,6 +24,8 @@ export class FaultInjectingLockStore implements LockStore {
   readonly acquireQueued?: (request: QueuedAcquireRequest) => Promise<QueuedAcquireOutcome>;
   /** The wrapped store's, when it has one: the first attempt is made where it would be. */
   readonly queuesAtOnce?: (key: string) => boolean;
+  /** The wrapped store's (see `LockStore.queuesLocalHeads`). */
+  readonly queuesLocalHeads?: boolean;
   /** Present when `inner` offers read/write locks and semaphores (see `LockStore.acquireShared`). */
   readonly acquireShared?: LockStore['acquireShared'];
   /** Present when `inner` queues shaped waiters itself (see `LockStore.acquireSharedQueued`). */
@@ -47,6 +49,7 @@ export class FaultInjectingLockStore implements LockStore {
       };
     }
     if (inner.queuesAtOnce) this.queuesAtOnce = inner.queuesAtOnce.bind(inner);
+    this.queuesLocalHeads = inner.queuesLocalHeads;
     const shared = inner.acquireShared?.bind(inner);
     if (shared) {
       // Read/write locks and semaphores fail as acquisitions do (a fault on 'acquire' covers them).

@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import { LockConfigError, type LockModuleOptions } from '../../lib/index';
+import { LockConfigError, type Lease, type LockModuleOptions } from '../../lib/index';
 import { RedisKeyLayout } from '../../lib/stores/redis/redis-key-layout';
 import { parseLockValue } from '../../lib/stores/redis/scripts/lock-value';
 import { expectHandedOnInArrivalOrder } from '../stores/fair-queue.scenarios';
@@ -49,6 +49,34 @@ describe('queue (the default on Redis): waiters of several applications wait in 
 
     await expectHandedOnInArrivalOrder(group, 'hot', (length) => pollUntil(async () => (await redis.llen(queueKey)) === length, `${length} waiters in line`));
     expect(await redis.exists(queueKey, layout.lockKey('hot'))).toBe(0);
+  });
+
+  it('stands one waiter per application in the line, the others behind it in their application: the key goes round the applications in turn', async () => {
+    const [holderApp, busyApp, otherApp] = await open({}, 3);
+    const queueKey = layout.queueKey(layout.lockKey('round'));
+    const order: string[] = [];
+    const wait = (app: LockApp, name: string): Promise<Lease> =>
+      app.locks.acquire('round', { waitMs: 30_000 }).then((lease) => (order.push(name), lease));
+    let holder = await holderApp!.locks.acquire('round');
+    const busy = [wait(busyApp!, 'b1')];
+    await pollUntil(async () => (await redis.llen(queueKey)) === 1, "the busy application's first waiter in line", 10_000);
+    // Four more waiters of the same application: they wait behind its first one, in the application.
+    for (let i = 2; i <= 5; i++) busy.push(wait(busyApp!, `b${i}`));
+    const other = wait(otherApp!, 'c1');
+    await pollUntil(async () => (await redis.llen(queueKey)) === 2, "the other application's waiter in line", 10_000);
+    // The line holds one entry per application, however many of its callers wait.
+    expect(await redis.llen(queueKey)).toBe(2);
+    for (const next of [busy[0]!, other, ...busy.slice(1)]) {
+      await holder.release();
+      const lease = await next;
+      expect(lease.fencingToken).toBeGreaterThan(holder.fencingToken);
+      // Never more than one entry per application: the busy one's next caller joins once its previous one holds.
+      expect(await redis.llen(queueKey)).toBeLessThanOrEqual(2);
+      holder = lease;
+    }
+    await holder.release();
+    // Round the applications: the other application's waiter came after the busy one's first, before its second.
+    expect(order).toEqual(['b1', 'c1', 'b2', 'b3', 'b4', 'b5']);
   });
 
   it('keeps the uncontended acquisition the plain one: a single attempt takes a key that came free while a line stands (fair: true would not)', async () => {

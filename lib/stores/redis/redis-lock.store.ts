@@ -77,6 +77,14 @@ export class RedisLockStore implements LockStore {
   /** Present with `queue` or `fair`: false for a key not found queued lately (see `LockStore.queuesAtOnce`). */
   readonly queuesAtOnce?: (key: string) => boolean;
   /**
+   * With `queue` but not `fair`: an application's first waiter for a key stands in the line, the others
+   * behind it in the application (see `LockStore.queuesLocalHeads`). Every waiter in line looks at the whole
+   * line every third of its heartbeat, so a line of every waiter would cost Redis the square of their
+   * number; one entry per instance keeps it to the instances. `fair` keeps every waiter in line (strict
+   * arrival order across all of them), at that cost.
+   */
+  readonly queuesLocalHeads: boolean = false;
+  /**
    * Present with `fair`: waiters of every shape (readers, writers, permits) queue too, in the key's queue of
    * shaped waiters (see `LockStore.acquireSharedQueued`; no `queuesShape`: every shape does).
    */
@@ -118,6 +126,7 @@ export class RedisLockStore implements LockStore {
       // Shaped waiters only with `fair`: a reader's plain attempt is granted beside other readers, so with
       // plain attempts in front of it a line would not keep a waiting writer from being overtaken.
       if (fair) this.acquireSharedQueued = (request, shape) => withToken(request.token, () => queue.acquireShared(request, shape));
+      else this.queuesLocalHeads = true;
     }
   }
 

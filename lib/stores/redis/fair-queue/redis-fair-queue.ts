@@ -35,7 +35,8 @@ export class RedisFairQueue {
   /**
    * Whether this store instance last found `lockKey` queued for (a waiter of it joined behind others):
    * then a waiting acquisition joins at once, otherwise it first makes the plain attempt, which is turned
-   * away while anybody stands in line (see `LockStore.queuesAtOnce`).
+   * away while the key is held (with `fair`, also while anybody stands in line; see
+   * `LockStore.queuesAtOnce`).
    */
   foundQueued(lockKey: string): boolean {
     return this.contended.has(lockKey);

@@ -21,8 +21,9 @@ export interface AcquireInput {
  *
  * The grant is one `SET … NX PX` of the lock value (see lock-value.ts) carrying the fencing token issued
  * just before it (see fence.lua.ts): key, TTL and token in one atomic step, two commands inside the server.
- * A free key is all it looks for: with the fair queue on, the queued acquire (acquire-queued.script.ts)
- * and the one-shot attempt that respects the queue (`ACQUIRE_IF_NO_QUEUE_SCRIPT`) are used instead.
+ * A free key is all it looks for: it is every single attempt without `fair` (a waiter turned away then
+ * joins the queue, acquire-queued.script.ts); with `fair`, the one-shot attempt that respects the queue
+ * (`ACQUIRE_IF_NO_QUEUE_SCRIPT`) is used instead.
  *
  * When the key is taken:
  * - holding our token, it is a second delivery of an acquisition whose reply was lost (ioredis re-sends
