@@ -57,9 +57,8 @@ export class QueueWait implements GrantListener {
   }
 
   granted(fencingToken: number, proof: string): void {
-    // A message the store did not send (anybody may publish on the channel) only wakes the waiter: a look
-    // at the key decides. So does an announcement after a clean-up took a place back (or the place was
-    // lost): it may be for that place's grant, released since.
+    // A message the store did not send (anybody may publish) only wakes the waiter: a look decides. So does
+    // one after a place was taken back, lost or maybe doubled (verifyGrants): it may be another place's.
     if (this.verifyGrants || fencingToken <= 0 || proof !== grantProof(this.request.token, fencingToken)) return this.recheck(0);
     this.handedFence = fencingToken;
     this.wake.fire();
@@ -135,15 +134,17 @@ export class QueueWait implements GrantListener {
     if (reply.granted) return this.accept(reply.fencingToken, sentAt, undefined, this.wokenBy);
     this.queued = true;
     this.lastQueuedAt = sentAt;
+    // A reply in another connection epoch may answer a second delivery: we may stand in line twice, and a
+    // grant announced to one entry may predate a later look finding the other waiting. Looked at first.
+    const resent = this.context.epoch() !== epoch;
+    if (resent) this.verifyGrants = true;
     if (!this.registered) {
       // A hand-off announced before this reply arrived is delivered now (see GrantChannel.register).
       this.registered = true;
       this.context.grants.register(this.id, this);
     }
-    // A reply in another connection epoch may answer a second delivery: look at the queue at once (the
-    // check finds a grant and drops a duplicate entry).
-    if (this.context.epoch() === epoch) this.nextLook.heartbeatAfter(sentAt);
-    else this.nextLook.schedule(0, undefined);
+    if (resent) this.nextLook.schedule(0, undefined); // the look drops a duplicate entry
+    else this.nextLook.heartbeatAfter(sentAt);
     return undefined;
   }
 
@@ -151,9 +152,8 @@ export class QueueWait implements GrantListener {
   private async waitInLine(): Promise<QueuedAcquireOutcome | undefined> {
     const { deadline, signal } = this.request;
     if (!this.subscription) {
-      // Not awaited: while the subscriber connection comes up (a start, a reconnect, a failover) the waiter
-      // keeps looking at the line on its heartbeat, and its deadline and abort still end the wait. With no
-      // grant channel at all, those looks still get it the key.
+      // Not awaited: while the subscriber comes up (a start, a reconnect, a failover) the waiter looks at the
+      // line on its heartbeat (which gets it the key even with no grant channel), deadline and abort hold.
       this.subscription = this.context.grants.subscribe(this.calls.tag);
       this.subscription.ready.then((subscribedAt) => this.caughtUp(subscribedAt), () => undefined);
     }
