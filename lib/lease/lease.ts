@@ -241,7 +241,9 @@ export class Lease implements AsyncDisposable, WatchedLease {
    */
   async abandon(): Promise<void> {
     if (this.state !== 'held') return;
+    const renewal = this.host.watchdog.unwatch(this); // let land first, as in releaseOnce
     this.onLost('shutdown');
+    if (renewal && this.keptMs() > 0) await renewal;
     await this.host.store.release(this.key, this.token, this.keptMs()).catch(ignore);
   }
 
@@ -257,13 +259,15 @@ export class Lease implements AsyncDisposable, WatchedLease {
   /** `own`: scopes of this lease in the caller's own call chain, which must not wait for themselves. */
   private async releaseOnce(own: number): Promise<void> {
     if (this.scopes && !this.scopes.idle(own)) await this.scopes.whenIdle(own);
-    this.host.watchdog.unwatch(this);
+    const renewal = this.host.watchdog.unwatch(this);
     // A lease past its deadline is reported lost, not released as if nothing happened (its key, if still
     // ours, is handed back by onLost).
     this.confirmHeld();
     if (this.lostError) throw this.lostError;
     if (this.state !== 'held') return;
     this.state = 'releasing';
+    // A renewal on its way lands first: after a keeping release it would stretch the key to a whole lease.
+    if (renewal && this.keptMs() > 0) await renewal;
     const keptMs = this.keptMs();
     let released: boolean;
     try {

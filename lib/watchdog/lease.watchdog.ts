@@ -77,9 +77,14 @@ export class LeaseWatchdog {
     this.wakeAt(Math.min(schedule.dueAt, schedule.lease.deadline));
   }
 
-  /** After this, nothing about the lease is ever reported again, even by a renewal already in flight. */
-  unwatch(lease: WatchedLease): void {
+  /**
+   * After this, nothing about the lease is ever reported again, even by a renewal already in flight.
+   * Returns that renewal's answer, if one is on its way (see `Lease.release`, which may wait for it).
+   */
+  unwatch(lease: WatchedLease): Promise<void> | undefined {
+    const inFlight = this.leases.get(lease)?.inFlight;
     this.leases.delete(lease);
+    return inFlight;
   }
 
   /**
