@@ -260,8 +260,7 @@ export class Lease implements AsyncDisposable, WatchedLease {
   private async releaseOnce(own: number): Promise<void> {
     if (this.scopes && !this.scopes.idle(own)) await this.scopes.whenIdle(own);
     const renewal = this.host.watchdog.unwatch(this);
-    // A lease past its deadline is reported lost, not released as if nothing happened (its key, if still
-    // ours, is handed back by onLost).
+    // Past its deadline it is reported lost, not released as if nothing happened (onLost hands the key back).
     this.confirmHeld();
     if (this.lostError) throw this.lostError;
     if (this.state !== 'held') return;

@@ -1,31 +1,21 @@
-import { MemoryLockStore, type RenewRequest } from '../../lib/index';
-import { GatedStore } from '../support/gated-store';
-import { createLockApp, type LockApp } from '../support/lock-app';
-import { testPrefix } from '../support/test-prefix';
+import type { RenewRequest } from '../../lib/index';
+import { gatedMemoryApp } from '../support/gated-store';
 
 describe('extend()', () => {
-  const prefix = testPrefix(__filename);
-  let store: GatedStore;
-  let app: LockApp;
-
-  beforeAll(async () => {
-    store = new GatedStore(new MemoryLockStore({ keyPrefix: prefix }));
-    app = await createLockApp({ store, leaseMs: 3_000 });
-  });
-  afterAll(() => app.close());
+  const gated = gatedMemoryApp(__filename);
 
   it('never leaves the local deadline beyond the store’s TTL when a renewal with the old length races it', async () => {
-    const lease = await app.locks.acquire('race', { leaseMs: 600 });
+    const lease = await gated.app.locks.acquire('race', { leaseMs: 600 });
     // The watchdog's next renewal (asking for the old 600 ms) is held at the store's door...
-    const renewal = store.hold('renew', ([requests]) => (requests as RenewRequest[]).some((r) => r.key === 'race'));
+    const renewal = gated.store.hold('renew', ([requests]) => (requests as RenewRequest[]).some((r) => r.key === 'race'));
     await renewal.entered;
     // ...while the holder extends to 60 s; then the old renewal reaches the store.
-    const renewed = app.next('renewed', (e) => e.key === 'race');
+    const renewed = gated.app.next('renewed', (e) => e.key === 'race');
     const extending = lease.extend(60_000);
     await new Promise((resolve) => setImmediate(resolve));
     renewal.open();
     await Promise.all([extending, renewed]);
-    const held = await store.inspect('race');
+    const held = await gated.store.inspect('race');
     expect(held).not.toBeNull();
     // The local view may err early, never late.
     expect(lease.expiresAt).toBeLessThanOrEqual(Date.now() + held!.ttlMs + 5);
@@ -35,14 +25,14 @@ describe('extend()', () => {
 
   it('renews a lease extended below the renew interval it was granted with, instead of expiring it', async () => {
     // Granted for 3 s (renewed every second), then shortened to 300 ms.
-    const lease = await app.locks.acquire('shortened');
+    const lease = await gated.app.locks.acquire('shortened');
     await lease.extend(300);
     const outcome = await new Promise<string>((resolve) => {
       let renewals = 0;
-      const offRenewed = app.events.on('renewed', (e) => {
+      const offRenewed = gated.app.events.on('renewed', (e) => {
         if (e.key === 'shortened' && ++renewals === 3) finish('renewed');
       });
-      const offLost = app.events.on('lost', (e) => e.key === 'shortened' && finish(`lost: ${e.reason}`));
+      const offLost = gated.app.events.on('lost', (e) => e.key === 'shortened' && finish(`lost: ${e.reason}`));
       const finish = (result: string): void => {
         offRenewed();
         offLost();
@@ -54,9 +44,9 @@ describe('extend()', () => {
   });
 
   it('runs concurrent extensions one after another, the last one’s length winning', async () => {
-    const lease = await app.locks.acquire('twice');
+    const lease = await gated.app.locks.acquire('twice');
     await Promise.all([lease.extend(20_000), lease.extend(40_000)]);
-    const held = await store.inspect('twice');
+    const held = await gated.store.inspect('twice');
     expect(held!.ttlMs).toBeGreaterThan(30_000);
     expect(lease.expiresAt).toBeLessThanOrEqual(Date.now() + held!.ttlMs + 5);
     await lease.release();

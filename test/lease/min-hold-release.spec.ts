@@ -1,7 +1,5 @@
-import { MemoryLockStore, type RenewRequest } from '../../lib/index';
-import { GatedStore } from '../support/gated-store';
-import { createLockApp, type LockApp } from '../support/lock-app';
-import { testPrefix } from '../support/test-prefix';
+import type { RenewRequest } from '../../lib/index';
+import { gatedMemoryApp } from '../support/gated-store';
 
 /**
  * A release within the minimum hold keeps the key for what remains of it. A renewal of the lease already
@@ -9,22 +7,14 @@ import { testPrefix } from '../support/test-prefix';
  * either order; the torture run saw it): it must not stretch the kept key to a whole lease again.
  */
 describe('release within the minimum hold', () => {
-  const prefix = testPrefix(__filename);
-  let store: GatedStore;
-  let app: LockApp;
-
-  beforeAll(async () => {
-    store = new GatedStore(new MemoryLockStore({ keyPrefix: prefix }));
-    app = await createLockApp({ store, leaseMs: 3_000 });
-  });
-  afterAll(() => app.close());
+  const gated = gatedMemoryApp(__filename);
 
   it('keeps the key no longer than the minimum hold when a renewal was on its way', async () => {
     const leaseMs = 3_000;
     const minHoldMs = 2_500;
     // The watchdog's first renewal (a third into the lease) is held at the store's door...
-    const renewal = store.hold('renew', ([requests]) => (requests as RenewRequest[]).some((r) => r.key === 'kept'));
-    const lease = await app.locks.acquire('kept', { leaseMs, minHoldMs });
+    const renewal = gated.store.hold('renew', ([requests]) => (requests as RenewRequest[]).some((r) => r.key === 'kept'));
+    const lease = await gated.app.locks.acquire('kept', { leaseMs, minHoldMs });
     await renewal.entered;
     // ...while the holder releases, which keeps the key for the rest of the minimum hold; then the renewal
     // reaches the store.
@@ -34,7 +24,7 @@ describe('release within the minimum hold', () => {
     await releasing;
     // The renewal's call, let through, has reached the memory store by the next turn of the event loop.
     await new Promise((resolve) => setImmediate(resolve));
-    const held = await store.inspect('kept');
+    const held = await gated.store.inspect('kept');
     expect(held).not.toBeNull();
     expect(held!.ttlMs).toBeLessThanOrEqual(minHoldMs - leaseMs / 3 + 50);
   });

@@ -1,11 +1,14 @@
-import type {
-  AcquireResult,
-  ForceReleaseResult,
-  HeldLock,
-  LockStore,
-  RenewOutcome,
-  RenewRequest,
+import {
+  MemoryLockStore,
+  type AcquireResult,
+  type ForceReleaseResult,
+  type HeldLock,
+  type LockStore,
+  type RenewOutcome,
+  type RenewRequest,
 } from '../../lib/index';
+import { createLockApp, type LockApp } from './lock-app';
+import { testPrefix } from './test-prefix';
 
 type Verb = 'acquire' | 'renew' | 'release';
 
@@ -87,4 +90,18 @@ export class GatedStore implements LockStore {
     gate.entered();
     await gate.opened;
   }
+}
+
+/**
+ * A LockService application over a GatedStore around the memory store (lease 3 s), opened before the
+ * file's tests and closed after them: for specs that put a store call and the lease's own calls in order.
+ */
+export function gatedMemoryApp(file: string): { store: GatedStore; app: LockApp } {
+  const opened = {} as { store: GatedStore; app: LockApp };
+  beforeAll(async () => {
+    opened.store = new GatedStore(new MemoryLockStore({ keyPrefix: testPrefix(file) }));
+    opened.app = await createLockApp({ store: opened.store, leaseMs: 3_000 });
+  });
+  afterAll(() => opened.app.close());
+  return opened;
 }

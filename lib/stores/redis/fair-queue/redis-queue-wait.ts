@@ -36,7 +36,7 @@ export class QueueWait implements GrantListener {
   private handedFence?: number;
   /** Its calls whose outcome was unknown, and their clean-up. */
   private readonly cleanUp: QueueWaitCleanUp;
-  /** Set once a place in line was given up by a clean-up or lost: announced grants are looked at first. */
+  /** Set once a place in line was given up, lost or maybe doubled: announced grants are looked at first. */
   private verifyGrants = false;
 
   constructor(
@@ -134,8 +134,7 @@ export class QueueWait implements GrantListener {
     if (reply.granted) return this.accept(reply.fencingToken, sentAt, undefined, this.wokenBy);
     this.queued = true;
     this.lastQueuedAt = sentAt;
-    // A reply in another connection epoch may answer a second delivery: we may stand in line twice, and a
-    // grant announced to one entry may predate a later look finding the other waiting. Looked at first.
+    // A reply in another epoch may answer a second delivery, in line twice (see verifyGrants).
     const resent = this.context.epoch() !== epoch;
     if (resent) this.verifyGrants = true;
     if (!this.registered) {
