@@ -18,21 +18,21 @@ import { applyOnLocked } from './on-locked.policy.js';
  * 4. Applies `onLocked` only when this call's own acquisition failed: a `LockNotAcquiredError` thrown by a
  *    nested locked call inside the method is the method's error and passes through.
  */
-export async function lockedCall(method: LockedMethod, thisArg: unknown, args: unknown[]): Promise<unknown> {
-  const locks = lockServiceFor(thisArg, method.label);
-  const prepared = method.prepared ?? prepareLockedMethod(method);
-  // A method that slipped past the startup check (plain JavaScript, @ts-ignore) and returned a plain value
-  // once is refused from then on, before its body runs again.
-  if (method.returnedPlainValue !== undefined) throw syncMethodError(method, method.returnedPlainValue);
-  let key: string | readonly string[];
-  try {
-    key = prepared.resolveKey(thisArg, args);
-  } catch (error) {
-    if (error instanceof LockKeyError) logRefusedKey(method, error);
-    throw error;
-  }
+export function lockedCall(method: LockedMethod, thisArg: unknown, args: unknown[]): Promise<unknown> {
   let started = false;
   try {
+    const locks = lockServiceFor(thisArg, method.label);
+    const prepared = method.prepared ?? prepareLockedMethod(method);
+    // A method that slipped past the startup check (plain JavaScript, @ts-ignore) and returned a plain value
+    // once is refused from then on, before its body runs again.
+    if (method.returnedPlainValue !== undefined) throw syncMethodError(method, method.returnedPlainValue);
+    let key: string | readonly string[];
+    try {
+      key = prepared.resolveKey(thisArg, args);
+    } catch (error) {
+      if (error instanceof LockKeyError) logRefusedKey(method, error);
+      throw error;
+    }
     const body = (): PromiseLike<unknown> => {
       started = true;
       const result: unknown = method.invoke.apply(thisArg, args);
@@ -42,10 +42,17 @@ export async function lockedCall(method: LockedMethod, thisArg: unknown, args: u
       }
       return result;
     };
-    return await (typeof key === 'string' ? locks.withLock(key, prepared.acquire, body) : locks.withLocks(key, prepared.acquire, body));
+    const call = typeof key === 'string' ? locks.withLock(key, prepared.acquire, body) : locks.withLocks(key, prepared.acquire, body);
+    // 'throw' (the default) would only rethrow: the scope's own promise is the call's, with no step of ours.
+    if (prepared.onLocked === 'throw') return call;
+    const { onLocked } = prepared;
+    return call.then(undefined, (error: unknown) => {
+      if (started || !(error instanceof LockNotAcquiredError)) throw error;
+      return applyOnLocked(onLocked, error, thisArg, args);
+    });
   } catch (error) {
-    if (started || !(error instanceof LockNotAcquiredError)) throw error;
-    return await applyOnLocked(prepared.onLocked, error, thisArg, args);
+    // Whatever fails before the scope starts rejects the call too: a locked method never throws synchronously.
+    return Promise.reject(error);
   }
 }
 
