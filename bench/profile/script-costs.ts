@@ -14,7 +14,7 @@ import { openRedisTarget } from '../support/redis-target.js';
  * own two scripts, one part added at a time: the same client, the same loop (64 workers on distinct keys,
  * acquire then release, nothing else in the process), rounds interleaved with the order reversed every
  * other round. Prints the server's CPU (INFO cpu) and its script time (INFO commandstats, EVALSHA usec)
- * per pair, medians over rounds, and each step's difference to the one before:
+ * per pair, the Node CPU of this process per pair, medians over rounds, and each step's difference to the one before:
  *
  *     node --expose-gc -r ./test/support/register-ts.cjs bench/profile/script-costs.ts [rounds=12] [ms=1500]
  *
@@ -99,6 +99,7 @@ async function main(): Promise<void> {
   );
   const cpu = STEPS.map(() => [] as number[]);
   const script = STEPS.map(() => [] as number[]);
+  const node = STEPS.map(() => [] as number[]);
   const run = async (index: number, ms: number): Promise<number> => {
     const step = STEPS[index]!;
     const sha = shas[index]!;
@@ -127,19 +128,29 @@ async function main(): Promise<void> {
       for (const index of order) {
         globalThis.gc?.();
         const before = await serverMicros(admin);
+        const nodeBefore = process.cpuUsage();
         const pairs = await run(index, durationMs);
+        const nodeCpu = process.cpuUsage(nodeBefore);
         const after = await serverMicros(admin);
+        node[index]!.push((nodeCpu.user + nodeCpu.system) / pairs);
         cpu[index]!.push((after.cpu - before.cpu) / pairs);
         script[index]!.push((after.script - before.script) / pairs);
       }
       process.stdout.write(`round ${round + 1}/${rounds}\n`);
     }
     const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
-    console.log('Redis per uncontended pair, µs (medians over rounds): CPU, its step over the one before; script time (EVALSHA), its step');
+    console.log(
+      'Per uncontended pair, µs (medians over rounds), each with its step over the one before: Redis CPU; script time (EVALSHA); ' +
+        'Node CPU of this process (ioredis writing the arguments and parsing the replies; the same loop in every step)',
+    );
+    const signed = (value: number) => (value >= 0 ? '+' : '') + value.toFixed(2);
     STEPS.forEach((step, index) => {
-      const [c, s] = [median(cpu[index]!), median(script[index]!)];
-      const [pc, ps] = index === 0 ? [c, s] : [median(cpu[index - 1]!), median(script[index - 1]!)];
-      console.log(`${step.name.padEnd(30)} ${c.toFixed(2).padStart(6)} ${(c - pc >= 0 ? '+' : '') + (c - pc).toFixed(2)}   ${s.toFixed(2).padStart(6)} ${(s - ps >= 0 ? '+' : '') + (s - ps).toFixed(2)}`);
+      const cells = [cpu, script, node].map((series) => {
+        const value = median(series[index]!);
+        const before = index === 0 ? value : median(series[index - 1]!);
+        return `${value.toFixed(2).padStart(6)} ${signed(value - before)}`;
+      });
+      console.log(`${step.name.padEnd(30)} ${cells.join('   ')}`);
     });
   } finally {
     client.disconnect();

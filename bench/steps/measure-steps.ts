@@ -7,6 +7,7 @@ import { join, resolve } from 'node:path';
 import type { INestApplicationContext } from '@nestjs/common';
 import { openBenchRedis } from '../adapters/bench-redis-client.js';
 import { fencedContender } from '../adapters/fenced.adapter.js';
+import { defineLockedTarget } from '../adapters/decorated-target.js';
 import type { LockAdapter } from '../adapters/lock-adapter.js';
 import { openNestContext } from '../adapters/nest-context.js';
 import { openRedisTarget } from '../support/redis-target.js';
@@ -19,7 +20,7 @@ import { pairedRatio, spread } from '../support/stats.js';
  * <commit> <commit> ...`. Each commit's `lib/` is extracted (git archive) into a temporary folder and loaded
  * next to the others, so every step runs the same scenarios in the same rounds as the floors (raw and
  * fenced): sequential pairs and 64 workers on distinct keys; LockService.acquire/release, the same with
- * `fair: true`, withLock (called whole) and the Redis store alone. Prints the median of per-round ratios to
+ * `fair: true`, withLock and a `@DistributedLock` method (each called whole) and the Redis store alone. Prints the median of per-round ratios to
  * raw, to fenced and to the previous step.
  */
 const ROUNDS = Number(process.env.STEP_ROUNDS ?? 10);
@@ -34,6 +35,8 @@ interface Step {
   readonly fair: LockAdapter;
   /** `withLock(key, emptyBody)`, called whole (`run`). */
   readonly withLock: LockAdapter;
+  /** A provider's method under `@DistributedLock({ key: '{key}' })`, called whole. */
+  readonly decorator: LockAdapter;
   readonly store: LockAdapter;
   close(): Promise<void>;
 }
@@ -83,6 +86,7 @@ async function main(): Promise<void> {
       [`${step.name} LockService`, step.service],
       [`${step.name} fair`, step.fair],
       [`${step.name} withLock`, step.withLock],
+      [`${step.name} decorator`, step.decorator],
     ])];
     for (const [, adapter] of entrants) {
       await sequential(adapter, 'warm', 200);
@@ -137,8 +141,14 @@ async function openStep(name: string, dir: string, url: string): Promise<Step> {
   const { RedisLockStore } = require(join(dir, 'lib/stores/redis/redis-lock.store.ts'));
   /* eslint-enable @typescript-eslint/no-require-imports */
   const keyPrefix = `steps:${name}:${randomUUID().slice(0, 6)}:`;
-  const app: INestApplicationContext = await openNestContext([lib.DistributedLockModule.forRoot({ redis: url, keyPrefix, leaseMs: 10_000, waitMs: 5_000 })]);
+  // The step's own decorator, on a provider of the step's application (bound to its LockService at startup).
+  const Target = defineLockedTarget([lib.DistributedLock({ key: 'dl:{key}' }) as MethodDecorator]);
+  const app: INestApplicationContext = await openNestContext(
+    [lib.DistributedLockModule.forRoot({ redis: url, keyPrefix, leaseMs: 10_000, waitMs: 5_000 })],
+    [Target],
+  );
   const locks = app.get(lib.LockService);
+  const target = app.get(Target);
   const fairApp: INestApplicationContext = await openNestContext([
     lib.DistributedLockModule.forRoot({ redis: url, keyPrefix: `${keyPrefix}fair:`, leaseMs: 10_000, waitMs: 5_000, fair: true }),
   ]);
@@ -151,6 +161,11 @@ async function openStep(name: string, dir: string, url: string): Promise<Step> {
     withLock: {
       acquire: () => Promise.reject(new Error('withLock is measured whole (run)')),
       run: async (key) => void (await locks.withLock(`wl:${key}`, emptyBody)),
+      close: async () => undefined,
+    },
+    decorator: {
+      acquire: () => Promise.reject(new Error('the decorator is measured whole (run)')),
+      run: (key) => target.locked(key, emptyBody),
       close: async () => undefined,
     },
     store: {
