@@ -53,6 +53,14 @@ export class LeaseContext {
     frame.lease.exitScope();
   }
 
+  /**
+   * The application has shut down: the storage stops following async work. On Node 20 and 22 an enabled
+   * storage costs every promise the process makes from then on, and closed applications would pile up.
+   */
+  dispose(): void {
+    this.storage.disable();
+  }
+
   /** The lease of the innermost running scope of this call chain, held or lost. */
   current(): Lease | undefined {
     return openFrom(this.storage.getStore())?.lease;

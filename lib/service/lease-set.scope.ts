@@ -44,6 +44,11 @@ export class LeaseSetScopes {
 
   constructor(private readonly host: LeaseSetScopeHost) {}
 
+  /** The application has shut down: the storage stops following async work (see `LeaseContext.dispose`). */
+  dispose(): void {
+    this.storage.disable();
+  }
+
   /** The set of the innermost multi-key scope still running in this call chain. */
   current(): LeaseSet | undefined {
     let frame = this.storage.getStore();

@@ -256,7 +256,13 @@ export class LockService implements OnModuleInit, OnApplicationBootstrap, OnAppl
     await Promise.allSettled([...this.held].map((lease) => lease.abandon()));
     this.watchdog.stop();
     this.unregisterLeaseCheck?.();
-    await this.store.close();
+    try {
+      await this.store.close();
+    } finally {
+      // Last: nothing runs under this service's scopes any more (a scope past the grace period lost its lease).
+      this.context.dispose();
+      this.sets.dispose();
+    }
   }
 
   /**
