@@ -31,17 +31,28 @@ export class LeaseScopes {
   /**
    * Runs `fn` under the lock on `key` and always releases (see `LockService.withLock`). Inside a transaction
    * that already holds a deferred lease on `key`, `fn` runs under that lease: the transaction owns the key.
+   * Whatever it refuses before the scope starts (re-entry) rejects the call; it never throws synchronously.
    */
-  async run<T>(key: string, options: AcquireOptions, fn: (lease: Lease) => Promise<T> | T): Promise<T> {
-    const { context, owned } = this.host;
-    const holder = context.holding(key);
-    if (holder) {
-      this.assertJoinable(key, holder.lease, options);
-      if (!options.reentrant) throw new LockReentryError(key);
-      return context.join(holder, async () => fn(holder.lease));
+  run<T>(key: string, options: AcquireOptions, fn: (lease: Lease) => Promise<T> | T): Promise<T> {
+    try {
+      const { context } = this.host;
+      const holder = context.holding(key);
+      if (holder) {
+        this.assertJoinable(key, holder.lease, options);
+        if (!options.reentrant) throw new LockReentryError(key);
+        return context.join(holder, async () => fn(holder.lease));
+      }
+      // Outside transactions (the common case) nothing below asks the synchronizer again, and the call's only
+      // async step is the scope's own (runLocked awaits the acquisition).
+      if (!this.host.isTransactionActive()) return this.runLocked(key, this.host.acquireForScope(key, options), fn);
+    } catch (error) {
+      return Promise.reject(error);
     }
-    // Outside transactions (the common case) nothing below asks the synchronizer again.
-    if (!this.host.isTransactionActive()) return await this.runLocked(key, await this.host.acquireForScope(key, options), fn);
+    return this.runInTransaction(key, options, fn);
+  }
+
+  private async runInTransaction<T>(key: string, options: AcquireOptions, fn: (lease: Lease) => Promise<T> | T): Promise<T> {
+    const { context, owned } = this.host;
     const frame = owned.frameFor(key);
     if (frame) {
       this.assertJoinable(key, frame.lease, options);
@@ -49,7 +60,7 @@ export class LeaseScopes {
     }
     // Siblings of one transaction join each other's plain lease; shaped ones each take their own.
     const siblings = asksForShape(options) ? undefined : owned.watchSiblings(key, options.signal);
-    if (!siblings) return this.runLocked(key, await this.host.acquireForScope(key, options), fn);
+    if (!siblings) return this.runLocked(key, this.host.acquireForScope(key, options), fn);
     let lease: Lease;
     try {
       lease = await this.host.acquireForScope(key, { ...options, signal: siblings.signal });
@@ -73,7 +84,9 @@ export class LeaseScopes {
     if (refusal) throw refusal;
   }
 
-  private async runLocked<T>(key: string, lease: Lease, fn: (lease: Lease) => Promise<T> | T): Promise<T> {
+  /** `acquired`: the scope's lease, or the acquisition that gives it (awaited here, the scope's one async step). */
+  private async runLocked<T>(key: string, acquired: Promise<Lease> | Lease, fn: (lease: Lease) => Promise<T> | T): Promise<T> {
+    const lease = await acquired;
     const { context, deferral } = this.host;
     let value: T | undefined;
     let failed = false;

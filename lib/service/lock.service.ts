@@ -194,7 +194,7 @@ export class LockService implements OnModuleInit, OnApplicationBootstrap, OnAppl
   ): Promise<T> {
     const options = typeof optionsOrFn === 'function' ? NO_OPTIONS : optionsOrFn;
     const fn = typeof optionsOrFn === 'function' ? optionsOrFn : maybeFn!;
-    // LeaseScopes.run is async: whatever it throws reaches the caller as a rejection, as before.
+    // LeaseScopes.run never throws: whatever it refuses reaches the caller as a rejection.
     return this.scopes.run(key, options, fn);
   }
 
