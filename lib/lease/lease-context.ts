@@ -1,6 +1,6 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import type { TransactionHold } from './lease-host.interface.js';
 import type { Lease } from './lease.js';
+import { ScopeStorage } from '../support/scope-storage.js';
 
 /** One locked scope in the current async call chain. */
 export interface LeaseFrame {
@@ -26,7 +26,7 @@ export interface LeaseFrame {
  * is the nearest one still running, so a method that reschedules itself never builds a chain.
  */
 export class LeaseContext {
-  private readonly storage = new AsyncLocalStorage<LeaseFrame>();
+  private readonly storage = new ScopeStorage<LeaseFrame>();
 
   /** `transactions`: where a joined scope hands the lease to the transaction it ran in, if any. */
   constructor(private readonly transactions: TransactionHold) {}
@@ -39,6 +39,7 @@ export class LeaseContext {
   open(lease: Lease): LeaseFrame {
     const frame = this.frame(lease);
     lease.enterScope();
+    this.storage.enter();
     return frame;
   }
 
@@ -51,14 +52,12 @@ export class LeaseContext {
   close(frame: LeaseFrame): void {
     frame.open = false;
     frame.lease.exitScope();
+    this.storage.leave();
   }
 
-  /**
-   * The application has shut down: the storage stops following async work. On Node 20 and 22 an enabled
-   * storage costs every promise the process makes from then on, and closed applications would pile up.
-   */
+  /** The application has shut down: the storage is given back once no scope runs (see `ScopeStorage`). */
   dispose(): void {
-    this.storage.disable();
+    this.storage.dispose();
   }
 
   /** The lease of the innermost running scope of this call chain, held or lost. */
@@ -101,6 +100,7 @@ export class LeaseContext {
   async join<T>(frame: LeaseFrame, fn: () => Promise<T>): Promise<T> {
     const { lease } = frame;
     lease.enterScope();
+    this.storage.enter();
     const previous = frame.joined;
     let finished!: () => void;
     frame.joined = new Promise<void>((resolve) => (finished = resolve));
@@ -121,6 +121,7 @@ export class LeaseContext {
       child.open = false;
       finished();
       lease.exitScope();
+      this.storage.leave();
     }
   }
 

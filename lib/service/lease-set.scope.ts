@@ -1,4 +1,3 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { LeaseLostError } from '../errors/lease-lost.error.js';
 import { LockReentryError } from '../errors/lock-reentry.error.js';
 import type { LeaseContext, LeaseFrame } from '../lease/lease-context.js';
@@ -8,6 +7,7 @@ import { acquireKeys, type AcquireOneKey } from './lease-set.acquisition.js';
 import type { AcquireOptions } from '../options/acquire-options.interface.js';
 import type { LeaseDeferral } from '../transactions/lease-deferral.js';
 import type { TransactionOwnedLeases } from '../transactions/transaction-owned-leases.js';
+import { ScopeStorage } from '../support/scope-storage.js';
 
 const ignore = (): void => undefined;
 
@@ -40,13 +40,13 @@ interface SetFrame {
  * current call chain runs in.
  */
 export class LeaseSetScopes {
-  private readonly storage = new AsyncLocalStorage<SetFrame>();
+  private readonly storage = new ScopeStorage<SetFrame>();
 
   constructor(private readonly host: LeaseSetScopeHost) {}
 
-  /** The application has shut down: the storage stops following async work (see `LeaseContext.dispose`). */
+  /** The application has shut down: the storage is given back once no scope runs (see `ScopeStorage`). */
   dispose(): void {
-    this.storage.disable();
+    this.storage.dispose();
   }
 
   /** The set of the innermost multi-key scope still running in this call chain. */
@@ -92,10 +92,12 @@ export class LeaseSetScopes {
       if (index < frames.length) return host.context.join(frames[index]!, () => underJoined(index + 1));
       started = true;
       const frame: SetFrame = { set, parent: this.storage.getStore(), open: true };
+      this.storage.enter();
       try {
         return await this.storage.run(frame, () => runLocked(host, taken, () => fn(set)));
       } finally {
         frame.open = false;
+        this.storage.leave();
       }
     };
     try {

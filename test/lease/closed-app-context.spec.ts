@@ -1,3 +1,4 @@
+import { LeaseLostError, type Lease } from '../../lib/index';
 import { createLockApp } from '../support/lock-app';
 import { testPrefix } from '../support/test-prefix';
 
@@ -23,6 +24,35 @@ describe('a closed application leaves no async context behind', () => {
       await app.locks.withLocks(['a', 'b'], async () => undefined);
       await app.close();
     }
+    expect(contextSlotsOnANewPromise()).toBe(before);
+  });
+
+  it('keeps the context of a scope still running past the shutdown grace until it ends: it sees its lease lost, not no lease', async () => {
+    const before = contextSlotsOnANewPromise();
+    const app = await createLockApp({ store: 'memory', keyPrefix: `${prefix}straggler:`, shutdownGraceMs: 0 });
+    let entered!: () => void;
+    const inScope = new Promise<void>((resolve) => (entered = resolve));
+    let goOn!: () => void;
+    const closed = new Promise<void>((resolve) => (goOn = resolve));
+    let seen: Lease | undefined;
+    const call = app.locks
+      .withLock('straggler', async () => {
+        entered();
+        await closed;
+        // The documented check of long work: it must still find the lease, and find it lost.
+        seen = app.locks.current();
+        seen?.signal.throwIfAborted();
+        return 'went on';
+      })
+      .catch((error: unknown) => error);
+    await inScope;
+    await app.close();
+    goOn();
+    const outcome = await call;
+    expect(seen).toBeDefined();
+    expect(seen!.signal.aborted).toBe(true);
+    expect(outcome).toBeInstanceOf(LeaseLostError);
+    // Given back once the last scope ended.
     expect(contextSlotsOnANewPromise()).toBe(before);
   });
 });
