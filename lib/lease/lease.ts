@@ -216,35 +216,35 @@ export class Lease implements AsyncDisposable, WatchedLease {
     this.host.events.emit('renew-failed', () => ({ ...this.describe(), error, latencyMs }));
   }
 
-  /** @internal */
-  onLost(reason: LeaseLostReason, renewLatencyMs?: number): void {
-    if (this.state === 'released' || this.state === 'lost') return;
+  /** @internal Returns the key's give-back when the loss hands it back (expiry, shutdown). */
+  onLost(reason: LeaseLostReason, renewLatencyMs?: number): Promise<void> | undefined {
+    if (this.state === 'released' || this.state === 'lost') return undefined;
     this.state = 'lost';
-    this.host.watchdog.unwatch(this);
+    const renewal = this.host.watchdog.unwatch(this);
     this.host.settled(this);
-    this.host.events.emit('lost', () => ({
-      ...this.describe(),
-      reason,
-      heldMs: this.heldMs(),
-      ...(renewLatencyMs === undefined ? {} : { renewLatencyMs }),
-    }));
-    // A renewal that got through after we gave up would keep the key: hand it back (token-checked).
-    if (reason === 'expired') this.host.store.release(this.key, this.token, this.keptMs()).catch(ignore);
+    this.host.events.emit('lost', () => ({ ...this.describe(), reason, heldMs: this.heldMs(), ...(renewLatencyMs === undefined ? {} : { renewLatencyMs }) }));
     this.lostError = new LeaseLostError(this.key, reason);
     this.abortController?.abort(this.lostError);
+    // Expired: a renewal that got through after we gave up would keep the key. Shutdown: see abandon.
+    return reason === 'expired' || reason === 'shutdown' ? this.giveBack(renewal).catch(ignore) : undefined;
   }
 
   /**
    * @internal Shutdown, past its grace period: whoever still works under this lease is told it is gone
-   * (signal aborted, a pending transaction rolls back), then the key is given back — kept for what remains
+   * (signal aborted, a pending transaction rolls back), then the key is given back, kept for what remains
    * of `minHoldMs`, so a cron tick abandoned at shutdown does not run again elsewhere at once.
    */
   async abandon(): Promise<void> {
-    if (this.state !== 'held') return;
-    const renewal = this.host.watchdog.unwatch(this); // let land first, as in releaseOnce
-    this.onLost('shutdown');
+    if (this.state === 'held') await this.onLost('shutdown');
+  }
+
+  /**
+   * The key back after a loss, kept for what remains of `minHoldMs`; a renewal on its way lands first (stores
+   * renew a kept key: one landing after would stretch it to a whole lease). releaseOnce does it inline.
+   */
+  private async giveBack(renewal: Promise<void> | undefined): Promise<void> {
     if (renewal && this.keptMs() > 0) await renewal;
-    await this.host.store.release(this.key, this.token, this.keptMs()).catch(ignore);
+    await this.host.store.release(this.key, this.token, this.keptMs());
   }
 
   /** @internal A multi-key acquisition that failed gives this key back at once: its work never ran. */
@@ -265,7 +265,7 @@ export class Lease implements AsyncDisposable, WatchedLease {
     if (this.lostError) throw this.lostError;
     if (this.state !== 'held') return;
     this.state = 'releasing';
-    // A renewal on its way lands first: after a keeping release it would stretch the key to a whole lease.
+    // A renewal on its way lands first (see giveBack).
     if (renewal && this.keptMs() > 0) await renewal;
     const keptMs = this.keptMs();
     let released: boolean;

@@ -137,8 +137,9 @@ export class LeaseWatchdog {
     for (const schedule of this.leases) {
       const { lease } = schedule;
       if (now >= schedule.lease.deadline) {
-        this.leases.delete(lease);
+        // onLost unwatches it, taking the renewal in flight: its give-back lets that land first.
         lease.onLost('expired');
+        this.leases.delete(lease);
       } else if (!schedule.inFlight && !schedule.held && schedule.dueAt - schedule.slack <= now) {
         due.push(schedule);
         next = Math.min(next, schedule.lease.deadline);

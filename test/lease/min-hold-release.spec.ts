@@ -28,4 +28,32 @@ describe('release within the minimum hold', () => {
     expect(held).not.toBeNull();
     expect(held!.ttlMs).toBeLessThanOrEqual(minHoldMs - leaseMs / 3 + 50);
   });
+
+  it('gives the key back after a renewal on its way when the lease expired within the minimum hold', async () => {
+    const leaseMs = 3_000;
+    const minHoldMs = 3_600;
+    const order: string[] = [];
+    // The watchdog's renewal is held at the store's door until the lease is past its deadline...
+    const renewal = gated.store.hold('renew', ([requests]) => (requests as RenewRequest[]).some((r) => r.key === 'expired'));
+    const giveBack = gated.store.hold('release', ([key]) => key === 'expired');
+    void giveBack.entered.then(() => order.push('give-back'));
+    const lost = gated.app.next('lost', (e) => e.key === 'expired');
+    const grantedAt = Date.now();
+    await gated.app.locks.acquire('expired', { leaseMs, minHoldMs });
+    await renewal.entered;
+    expect((await lost).reason).toBe('expired');
+    // (A give-back sent with the loss has reached the door by the next turn of the event loop.)
+    await new Promise((resolve) => setImmediate(resolve));
+    // ...then let through: the give-back that keeps the key must reach the store after it, or the renewal
+    // would stretch the kept key to a whole lease.
+    order.push('renewal');
+    renewal.open();
+    await giveBack.entered;
+    expect(order).toEqual(['renewal', 'give-back']);
+    giveBack.open();
+    await new Promise((resolve) => setImmediate(resolve));
+    const held = await gated.store.inspect('expired');
+    expect(held).not.toBeNull();
+    expect(held!.ttlMs).toBeLessThanOrEqual(minHoldMs - (Date.now() - grantedAt) + 50);
+  });
 });
