@@ -259,9 +259,9 @@ export class Lease implements AsyncDisposable, WatchedLease {
   /** `own`: scopes of this lease in the caller's own call chain, which must not wait for themselves. */
   private async releaseOnce(own: number): Promise<void> {
     if (this.scopes && !this.scopes.idle(own)) await this.scopes.whenIdle(own);
-    const renewal = this.host.watchdog.unwatch(this);
     // Past its deadline it is reported lost, not released as if nothing happened (onLost hands the key back).
     this.confirmHeld();
+    const renewal = this.host.watchdog.unwatch(this);
     if (this.lostError) throw this.lostError;
     if (this.state !== 'held') return;
     this.state = 'releasing';

@@ -1,4 +1,4 @@
-import type { RenewRequest } from '../../lib/index';
+import { LeaseLostError, type RenewRequest } from '../../lib/index';
 import { gatedMemoryApp } from '../support/gated-store';
 
 /**
@@ -29,31 +29,55 @@ describe('release within the minimum hold', () => {
     expect(held!.ttlMs).toBeLessThanOrEqual(minHoldMs - leaseMs / 3 + 50);
   });
 
-  it('gives the key back after a renewal on its way when the lease expired within the minimum hold', async () => {
-    const leaseMs = 3_000;
-    const minHoldMs = 3_600;
+  /**
+   * Holds the watchdog's next renewal of `key` and the give-back of `key` at the store's door. `renewalFirst`
+   * lets the renewal through, then checks the give-back came only after it (one sent at once, with the loss,
+   * has reached the door by the next turn of the event loop), and lets the give-back through.
+   */
+  function renewalAndGiveBack(key: string): { renewalHeld: Promise<void>; renewalFirst(): Promise<void> } {
     const order: string[] = [];
-    // The watchdog's renewal is held at the store's door until the lease is past its deadline...
-    const renewal = gated.store.hold('renew', ([requests]) => (requests as RenewRequest[]).some((r) => r.key === 'expired'));
-    const giveBack = gated.store.hold('release', ([key]) => key === 'expired');
+    const renewal = gated.store.hold('renew', ([requests]) => (requests as RenewRequest[]).some((r) => r.key === key));
+    const giveBack = gated.store.hold('release', ([released]) => released === key);
     void giveBack.entered.then(() => order.push('give-back'));
+    return {
+      renewalHeld: renewal.entered,
+      async renewalFirst() {
+        await new Promise((resolve) => setImmediate(resolve));
+        order.push('renewal');
+        renewal.open();
+        await giveBack.entered;
+        expect(order).toEqual(['renewal', 'give-back']);
+        giveBack.open();
+      },
+    };
+  }
+
+  it('gives the key back after a renewal on its way when the lease expired within the minimum hold', async () => {
+    const minHoldMs = 3_600;
+    const calls = renewalAndGiveBack('expired');
     const lost = gated.app.next('lost', (e) => e.key === 'expired');
     const grantedAt = Date.now();
-    await gated.app.locks.acquire('expired', { leaseMs, minHoldMs });
-    await renewal.entered;
+    await gated.app.locks.acquire('expired', { leaseMs: 3_000, minHoldMs });
+    await calls.renewalHeld;
     expect((await lost).reason).toBe('expired');
-    // (A give-back sent with the loss has reached the door by the next turn of the event loop.)
-    await new Promise((resolve) => setImmediate(resolve));
-    // ...then let through: the give-back that keeps the key must reach the store after it, or the renewal
-    // would stretch the kept key to a whole lease.
-    order.push('renewal');
-    renewal.open();
-    await giveBack.entered;
-    expect(order).toEqual(['renewal', 'give-back']);
-    giveBack.open();
+    // The give-back keeps the key: after it, the renewal would stretch the kept key to a whole lease.
+    await calls.renewalFirst();
     await new Promise((resolve) => setImmediate(resolve));
     const held = await gated.store.inspect('expired');
     expect(held).not.toBeNull();
     expect(held!.ttlMs).toBeLessThanOrEqual(minHoldMs - (Date.now() - grantedAt) + 50);
+  });
+
+  it('lets the renewal land first too when the release itself finds the lease past its deadline', async () => {
+    const calls = renewalAndGiveBack('late');
+    const lease = await gated.app.locks.acquire('late', { leaseMs: 3_000, minHoldMs: 3_600 });
+    await calls.renewalHeld;
+    // A frozen event loop (GC pause, blocked CPU): no watchdog timer runs before the release looks.
+    while (Date.now() <= lease.deadline) {
+      // busy: the deadline passes with the renewal still on its way
+    }
+    const released = lease.release().catch((error: unknown) => error);
+    await calls.renewalFirst();
+    expect(await released).toBeInstanceOf(LeaseLostError);
   });
 });
